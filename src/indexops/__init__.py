@@ -1,0 +1,17 @@
+"""indexops: structured indexing ops written once against the Python Array API standard.
+
+The ops follow StableHLO (``gather``, ``dynamic_slice``, ``scatter``,
+``dynamic_update_slice``), OpenVINO SliceScatter-15 (``slice_scatter``) and PyPTO
+(``scatter_update``), and run on NumPy, CuPy, PyTorch, JAX, array-api-strict and any other
+library that implements the standard.
+"""
+
+from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
+
+__all__ = [
+    "IndexOpsError",
+    "IndexOpsTypeError",
+    "IndexOpsValueError",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,152 @@
+"""What indexops needs to know about the array library it was handed.
+
+Everything backend-specific that is not a fast path lives here: recognising arrays,
+naming the backend, integer index checks, and whether an array can be written in place.
+"""
+
+from __future__ import annotations
+
+import enum
+from types import ModuleType
+from typing import Any
+
+import array_api_compat as compat
+
+from ._errors import type_error, value_error
+
+Array = Any
+
+INT64_MAX = 2**63 - 1
+
+
+class Backend(enum.Enum):
+    """The array libraries that have native fast paths; everything else is GENERIC."""
+
+    NUMPY = "numpy"
+    TORCH = "torch"
+    JAX = "jax"
+    CUPY = "cupy"
+    DASK = "dask"
+    GENERIC = "generic"
+
+
+_DETECTORS = (
+    (compat.is_numpy_array, Backend.NUMPY),
+    (compat.is_torch_array, Backend.TORCH),
+    (compat.is_jax_array, Backend.JAX),
+    (compat.is_cupy_array, Backend.CUPY),
+    (compat.is_dask_array, Backend.DASK),
+)
+
+
+def backend_of(x: Array) -> Backend:
+    """The :class:`Backend` of array ``x``."""
+    for is_backend, backend in _DETECTORS:
+        if is_backend(x):
+            return backend
+    return Backend.GENERIC
+
+
+def namespace(op: str, **arrays: Array) -> ModuleType:
+    """The Array API namespace shared by ``arrays``, with a clear error if there is none."""
+    for name, x in arrays.items():
+        if not compat.is_array_api_obj(x) or isinstance(x, (int, float, complex, bool)):
+            raise type_error(
+                op, name, _short(x), "an array of an Array API library (numpy, torch, jax, ...)"
+            )
+    try:
+        return compat.array_namespace(*arrays.values())
+    except TypeError as exc:
+        kinds = {name: type(x).__module__ + "." + type(x).__name__ for name, x in arrays.items()}
+        raise type_error(op, ", ".join(arrays), kinds, "arrays of one library") from exc
+
+
+def _short(x: Any) -> str:
+    text = repr(x)
+    kind = type(x).__name__
+    return f"{kind} {text[:60]}{'...' if len(text) > 60 else ''}"
+
+
+def check_integer_array(op: str, name: str, x: Array, xp: ModuleType) -> None:
+    """Raise unless ``x`` has a signed or unsigned integer dtype (bool is not an integer)."""
+    if not xp.isdtype(x.dtype, "integral"):
+        raise type_error(op, f"{name}.dtype", str(x.dtype), "an integer dtype (signed or unsigned)")
+
+
+def to_int64(xp: ModuleType, x: Array) -> Array:
+    """``x`` as int64; uint64 values above the int64 range saturate instead of wrapping."""
+    if x.dtype == xp.int64:
+        return x
+    if x.dtype == xp.uint64:
+        x = xp.minimum(x, xp.asarray(INT64_MAX, dtype=xp.uint64, device=compat.device(x)))
+    return xp.astype(x, xp.int64)
+
+
+def is_writable(x: Array) -> bool:
+    """Whether ``x`` can be written in place."""
+    backend = backend_of(x)
+    if backend in (Backend.JAX, Backend.DASK):
+        return False
+    if backend is Backend.NUMPY:
+        return bool(x.flags.writeable)
+    if backend is Backend.TORCH:
+        return not (x.requires_grad and x.is_leaf) and not x.is_inference()
+    return hasattr(type(x), "__setitem__")
+
+
+def writes_in_place(op: str, x: Array, copy: bool | None, name: str = "input") -> bool:
+    """Resolve the ``copy`` argument: whether the op writes into ``x`` itself.
+
+    ``copy=True`` never writes into ``x``; ``copy=False`` must, and fails for arrays that
+    cannot be written; ``copy=None`` writes in place where possible.
+    """
+    if copy is None:
+        return is_writable(x)
+    if copy is True:
+        return False
+    if copy is not False:
+        raise type_error(op, "copy", copy, "True, False or None")
+    if not is_writable(x):
+        raise value_error(
+            op,
+            "copy",
+            False,
+            f"{name} ({type(x).__module__}.{type(x).__name__}) cannot be written in place; "
+            "pass copy=True for a new array or copy=None to copy only when needed",
+        )
+    return True
+
+
+def shares_memory(a: Array, b: Array) -> bool:
+    """Whether writes into ``a`` are seen by ``b`` (conservatively False when unknown)."""
+    backend = backend_of(a)
+    if backend is Backend.NUMPY:
+        import numpy as np
+
+        return bool(np.may_share_memory(a, b))
+    if backend is Backend.TORCH:
+        return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+    if backend is Backend.CUPY:
+        import cupy
+
+        return bool(cupy.may_share_memory(a, b))
+    return False
+
+
+def as_tuple(op: str, name: str, value: Any) -> tuple[int, ...]:
+    """A sequence of Python ints (the attribute form of StableHLO's 1-D si64 constants)."""
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise type_error(op, name, value, "a sequence of ints") from None
+    for item in items:
+        if isinstance(item, bool) or not hasattr(item, "__index__"):
+            raise type_error(op, name, value, "a sequence of ints")
+    return tuple(int(item.__index__()) for item in items)
+
+
+def as_int(op: str, name: str, value: Any) -> int:
+    """A single Python int attribute."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise type_error(op, name, value, "an int")
+    return int(value.__index__())

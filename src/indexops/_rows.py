@@ -1,0 +1,203 @@
+"""Row primitives: every op moves data as rows of a 2-D view.
+
+``take_rows`` reads rows; ``put_rows`` writes rows with a :class:`Combiner`. Both have one
+generic implementation built only from the Array API standard (which has no scatter) and
+native fast paths per backend. Duplicate rows resolve as if the updates were applied one
+by one in order, on every backend: replace keeps the last, named combiners accumulate,
+a callable is applied once per occurrence, in order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import array_api_compat as compat
+
+from ._backend import Backend, backend_of
+from ._combiners import Combiner
+
+Array = Any
+
+_generic_only = False
+
+
+@contextlib.contextmanager
+def generic_only() -> Iterator[None]:
+    """Within this block, use the pure Array API paths (tests compare them with native ones)."""
+    global _generic_only
+    previous, _generic_only = _generic_only, True
+    try:
+        yield
+    finally:
+        _generic_only = previous
+
+
+def _backend(x: Array) -> Backend:
+    return Backend.GENERIC if _generic_only else backend_of(x)
+
+
+def take_rows(xp: ModuleType, table: Array, rows: Array) -> Array:
+    """``table[rows]`` for a 2-D ``table`` and 1-D int64 ``rows`` (all in range)."""
+    backend = _backend(table)
+    if backend is Backend.TORCH:
+        return table.index_select(0, rows)
+    if backend is Backend.JAX:
+        return table.at[rows].get(mode="promise_in_bounds", unique_indices=False)
+    return xp.take(table, rows, axis=0)
+
+
+def put_rows(
+    xp: ModuleType,
+    target: Array,
+    rows: Array,
+    values: Array,
+    combiner: Combiner,
+    *,
+    unique: bool = False,
+) -> Array:
+    """Write ``values[k]`` into row ``rows[k]`` of the 2-D ``target`` with ``combiner``.
+
+    ``rows`` is 1-D int64 with every entry in range. On backends whose arrays can be
+    written, ``target`` itself is updated and returned; otherwise (JAX, generic) a new
+    array is returned. ``unique=True`` promises no row repeats.
+    """
+    if rows.shape[0] == 0:
+        return target
+    backend = _backend(target)
+    writer = _WRITERS.get(backend, _GenericWriter)
+    if combiner.name == "replace":
+        if not unique:
+            keep = last_occurrences(xp, rows)
+            rows, values = xp.take(rows, keep), xp.take(values, keep, axis=0)
+        return writer.set_unique(xp, target, rows, values)
+    if combiner.name is not None:
+        result = writer.combine(xp, target, rows, values, combiner.name)
+        if result is not None:
+            return result
+    return _apply_in_passes(xp, writer, target, rows, values, combiner, unique)
+
+
+def last_occurrences(xp: ModuleType, rows: Array) -> Array:
+    """Positions in ``rows`` of the last occurrence of each distinct value."""
+    order = xp.argsort(rows, stable=True)
+    ordered = xp.take(rows, order)
+    ends = xp.searchsorted(ordered, ordered, side="right") - 1
+    is_last = ends == xp.arange(ordered.shape[0], dtype=ends.dtype, device=compat.device(rows))
+    return order[is_last]
+
+
+def _apply_in_passes(
+    xp: ModuleType,
+    writer: type[_GenericWriter],
+    target: Array,
+    rows: Array,
+    values: Array,
+    combiner: Combiner,
+    unique: bool,
+) -> Array:
+    """Apply a combiner as many times as the largest duplicate count, in order."""
+    if unique:
+        passes = [None]
+    else:
+        order = xp.argsort(rows, stable=True)
+        ordered = xp.take(rows, order)
+        firsts = xp.searchsorted(ordered, ordered, side="left")
+        rank = xp.arange(ordered.shape[0], dtype=firsts.dtype, device=compat.device(rows))
+        rank = rank - firsts
+        passes = [order[rank == p] for p in range(int(xp.max(rank)) + 1)]
+    for selection in passes:
+        pass_rows = rows if selection is None else xp.take(rows, selection)
+        pass_values = values if selection is None else xp.take(values, selection, axis=0)
+        old = take_rows(xp, target, pass_rows)
+        new = combiner.fn(old, pass_values)
+        target = writer.set_unique(xp, target, pass_rows, xp.astype(new, target.dtype))
+    return target
+
+
+class _GenericWriter:
+    """Pure Array API writes: build the result with searchsorted and where."""
+
+    @staticmethod
+    def set_unique(xp: ModuleType, target: Array, rows: Array, values: Array) -> Array:
+        n, m = target.shape[0], rows.shape[0]
+        device = compat.device(target)
+        order = xp.argsort(rows)
+        ordered = xp.take(rows, order)
+        every_row = xp.arange(n, dtype=rows.dtype, device=device)
+        position = xp.searchsorted(ordered, every_row)
+        position = xp.minimum(position, xp.asarray(m - 1, dtype=position.dtype, device=device))
+        hit = xp.take(ordered, position) == every_row
+        source = xp.take(values, xp.take(order, position), axis=0)
+        return xp.where(hit[:, None], source, target)
+
+    @staticmethod
+    def combine(xp: ModuleType, target: Array, rows: Array, values: Array, name: str) -> Any:
+        return None
+
+
+class _NumpyWriter(_GenericWriter):
+    @staticmethod
+    def set_unique(xp: ModuleType, target: Array, rows: Array, values: Array) -> Array:
+        target[rows] = values
+        return target
+
+    @staticmethod
+    def combine(xp: ModuleType, target: Array, rows: Array, values: Array, name: str) -> Any:
+        import numpy as np
+
+        ufunc = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[name]
+        ufunc.at(target, rows, values)
+        return target
+
+
+class _TorchWriter(_GenericWriter):
+    _REDUCE = {"mul": "prod", "min": "amin", "max": "amax"}
+
+    @staticmethod
+    def set_unique(xp: ModuleType, target: Array, rows: Array, values: Array) -> Array:
+        target.index_copy_(0, rows, values)
+        return target
+
+    @staticmethod
+    def combine(xp: ModuleType, target: Array, rows: Array, values: Array, name: str) -> Any:
+        if target.dtype == xp.bool:
+            return None
+        if name == "add":
+            return target.index_add_(0, rows, values)
+        index = rows[:, None].expand_as(values)
+        reduce = _TorchWriter._REDUCE[name]
+        return target.scatter_reduce_(0, index, values, reduce=reduce, include_self=True)
+
+
+class _JaxWriter(_GenericWriter):
+    @staticmethod
+    def set_unique(xp: ModuleType, target: Array, rows: Array, values: Array) -> Array:
+        return target.at[rows].set(values, unique_indices=True, mode="promise_in_bounds")
+
+    @staticmethod
+    def combine(xp: ModuleType, target: Array, rows: Array, values: Array, name: str) -> Any:
+        method = {"add": "add", "mul": "multiply", "min": "min", "max": "max"}[name]
+        return getattr(target.at[rows], method)(values, mode="promise_in_bounds")
+
+
+class _CupyWriter(_NumpyWriter):
+    @staticmethod
+    def combine(xp: ModuleType, target: Array, rows: Array, values: Array, name: str) -> Any:
+        import cupyx
+
+        scatter = {"add": cupyx.scatter_add, "min": cupyx.scatter_min, "max": cupyx.scatter_max}
+        if name not in scatter:
+            return None
+        scatter[name](target, rows, values)
+        return target
+
+
+_WRITERS: dict[Backend, type[_GenericWriter]] = {
+    Backend.NUMPY: _NumpyWriter,
+    Backend.TORCH: _TorchWriter,
+    Backend.JAX: _JaxWriter,
+    Backend.CUPY: _CupyWriter,
+}

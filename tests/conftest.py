@@ -1,0 +1,79 @@
+"""The ``xp`` fixture: every test that takes it runs once per installed backend.
+
+``INDEXOPS_BACKENDS`` (comma separated, e.g. ``numpy,torch``) narrows the set; each nox
+session tests one backend this way. A backend that is not installed, or has no device,
+is skipped with the reason, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ALL_BACKENDS = ("numpy", "array_api_strict", "torch", "jax", "cupy")
+
+settings.register_profile(
+    "default",
+    deadline=None,
+    max_examples=60,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=40)
+settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=600)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def selected_backends() -> tuple[str, ...]:
+    chosen = os.environ.get("INDEXOPS_BACKENDS", "")
+    if not chosen.strip():
+        return ALL_BACKENDS
+    names = tuple(name.strip() for name in chosen.split(",") if name.strip())
+    unknown = set(names) - set(ALL_BACKENDS)
+    if unknown:
+        raise pytest.UsageError(f"INDEXOPS_BACKENDS names unknown backends {sorted(unknown)}")
+    return names
+
+
+def load_backend(name: str) -> ModuleType:
+    """The Array API namespace of backend ``name``, or skip the test with a reason."""
+    try:
+        if name == "numpy":
+            return importlib.import_module("numpy")
+        if name == "array_api_strict":
+            strict = importlib.import_module("array_api_strict")
+            from array_api_strict._flags import supported_versions
+
+            strict.set_array_api_strict_flags(api_version=max(supported_versions))
+            return strict
+        if name == "torch":
+            importlib.import_module("torch")
+            return importlib.import_module("array_api_compat.torch")
+        if name == "jax":
+            jax = importlib.import_module("jax")
+            jax.config.update("jax_enable_x64", True)
+            return importlib.import_module("jax.numpy")
+        if name == "cupy":
+            cupy = importlib.import_module("cupy")
+            if cupy.cuda.runtime.getDeviceCount() < 1:
+                pytest.skip("cupy is installed but no GPU is present")
+            return cupy
+    except ImportError as exc:
+        pytest.skip(f"backend {name} is not installed ({exc})")
+    except Exception as exc:  # a CUDA runtime without a device raises its own errors
+        pytest.skip(f"backend {name} is unusable here ({type(exc).__name__}: {exc})")
+    raise AssertionError(f"no loader for backend {name}")
+
+
+@pytest.fixture(params=selected_backends())
+def xp(request: pytest.FixtureRequest) -> ModuleType:
+    """The namespace of one backend; tests build their arrays with ``xp.asarray``."""
+    return load_backend(request.param)
+
+
+@pytest.fixture
+def backend_name(xp: ModuleType, request: pytest.FixtureRequest) -> str:
+    return request.node.callspec.params["xp"]

@@ -1,0 +1,40 @@
+"""Conversions and assertions shared by the tests."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+Array = Any
+
+
+def to_numpy(x: Array) -> np.ndarray:
+    """A NumPy copy of an array of any backend."""
+    if hasattr(x, "get") and type(x).__module__.startswith("cupy"):
+        return x.get()
+    if hasattr(x, "detach"):
+        x = x.detach().cpu()
+        if str(x.dtype) == "torch.bfloat16":
+            import ml_dtypes
+
+            return x.view(dtype=__import__("torch").int16).numpy().view(ml_dtypes.bfloat16)
+    if type(x).__module__.startswith("array_api_strict"):
+        return np.asarray(x._array)
+    return np.asarray(x)
+
+
+def from_numpy(xp: ModuleType, a: np.ndarray) -> Array:
+    """An array of backend ``xp`` with the values and dtype of ``a``."""
+    dtype = getattr(xp, a.dtype.name) if a.dtype.name != "bool" else xp.bool
+    return xp.asarray(a.tolist() if a.ndim == 0 else a, dtype=dtype)
+
+
+def assert_same(actual: Array, expected: Any, xp: ModuleType | None = None) -> None:
+    """Exact equality of values, shape and dtype (NaNs equal)."""
+    got = to_numpy(actual)
+    want = np.asarray(expected)
+    assert got.shape == want.shape, f"shape {got.shape} != {want.shape}"
+    assert got.dtype == want.dtype, f"dtype {got.dtype} != {want.dtype}"
+    np.testing.assert_array_equal(got, want)
