@@ -16,7 +16,7 @@ from typing import Any
 
 import array_api_compat as compat
 
-from ._backend import Backend, backend_of
+from ._backend import Backend, backend_of, shares_memory
 from ._combiners import Combiner
 
 Array = Any
@@ -201,3 +201,35 @@ _WRITERS: dict[Backend, type[_GenericWriter]] = {
     Backend.JAX: _JaxWriter,
     Backend.CUPY: _CupyWriter,
 }
+
+
+def write_rows(
+    xp: ModuleType,
+    x: Array,
+    rows_shape: tuple[int, int],
+    rows: Array,
+    values: Array,
+    combiner: Combiner,
+    *,
+    in_place: bool,
+    unique: bool = False,
+) -> Array:
+    """Put rows into ``x`` seen as a 2-D array of ``rows_shape``; the result has x's shape.
+
+    With ``in_place=True`` the result is ``x`` itself, written even where the 2-D view had
+    to be a copy (non-contiguous arrays) or the backend only builds new arrays (generic);
+    otherwise ``x`` is left untouched.
+    """
+    work = x if in_place else copy_array(xp, x)
+    view = xp.reshape(work, rows_shape)
+    written = put_rows(xp, view, rows, values, combiner, unique=unique)
+    if not in_place:
+        return xp.reshape(written, x.shape)
+    if not shares_memory(written, x):
+        x[...] = xp.reshape(written, x.shape)
+    return x
+
+
+def copy_array(xp: ModuleType, x: Array) -> Array:
+    """A new array with the values of ``x`` (writable where the backend allows)."""
+    return xp.asarray(x, copy=True)
