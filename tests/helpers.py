@@ -31,10 +31,11 @@ def from_numpy(xp: ModuleType, a: np.ndarray) -> Array:
     return xp.asarray(a.tolist() if a.ndim == 0 else a, dtype=dtype)
 
 
-def assert_same(actual: Array, expected: Any, xp: ModuleType | None = None) -> None:
-    """Exact equality of values, shape and dtype (NaNs equal)."""
+def assert_same(actual: Array, expected: Any) -> None:
+    """Exact equality of values and shape (NaNs equal), and of dtype for an ndarray."""
     got = to_numpy(actual)
     want = np.asarray(expected)
     assert got.shape == want.shape, f"shape {got.shape} != {want.shape}"
-    assert got.dtype == want.dtype, f"dtype {got.dtype} != {want.dtype}"
+    if isinstance(expected, np.ndarray):
+        assert got.dtype == want.dtype, f"dtype {got.dtype} != {want.dtype}"
     np.testing.assert_array_equal(got, want)

@@ -7,11 +7,18 @@ library that implements the standard.
 """
 
 from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
+from ._gather import dynamic_slice, gather
+from ._scatter_update import scatter_update
+from ._slice_scatter import slice_scatter
 
 __all__ = [
     "IndexOpsError",
     "IndexOpsTypeError",
     "IndexOpsValueError",
+    "dynamic_slice",
+    "gather",
+    "scatter_update",
+    "slice_scatter",
 ]
 
 __version__ = "0.1.0"

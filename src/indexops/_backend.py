@@ -77,9 +77,10 @@ def to_int64(xp: ModuleType, x: Array) -> Array:
     """``x`` as int64; uint64 values above the int64 range saturate instead of wrapping."""
     if x.dtype == xp.int64:
         return x
-    if x.dtype == xp.uint64:
-        x = xp.minimum(x, xp.asarray(INT64_MAX, dtype=xp.uint64, device=compat.device(x)))
-    return xp.astype(x, xp.int64)
+    wide = xp.astype(x, xp.int64)
+    if x.dtype == xp.uint64:  # values >= 2**63 wrapped to negatives
+        wide = xp.where(wide < 0, xp.asarray(INT64_MAX, dtype=xp.int64, device=compat.device(x)), wide)
+    return wide
 
 
 def is_writable(x: Array) -> bool:

@@ -1,0 +1,360 @@
+"""StableHLO ``gather`` and ``dynamic_slice``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
+
+import array_api_compat as compat
+
+from ._backend import as_int, as_tuple, check_integer_array, namespace, to_int64
+from ._errors import type_error, value_error
+from ._rows import take_rows
+from ._windows import (
+    WindowPlan,
+    check_sorted,
+    check_unique,
+    check_window_rank,
+    clamp_starts,
+    make_plan,
+    row_numbers,
+    start_vectors,
+    windows_in_bounds,
+)
+
+Array = Any
+GATHER_MODES = ("clip", "fill", "promise_in_bounds")
+
+
+def gather(
+    operand: Array,
+    start_indices: Array,
+    *,
+    offset_dims: Sequence[int],
+    collapsed_slice_dims: Sequence[int],
+    start_index_map: Sequence[int],
+    index_vector_dim: int,
+    slice_sizes: Sequence[int],
+    operand_batching_dims: Sequence[int] = (),
+    start_indices_batching_dims: Sequence[int] = (),
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: str = "clip",
+    fill_value: Any = None,
+) -> Array:
+    """Gather windows of ``operand`` at ``start_indices`` (StableHLO ``gather``).
+
+    Parameters
+    ----------
+    operand : array
+        The array to read from.
+    start_indices : array
+        Integer array (any signed or unsigned dtype) of start vectors; the vectors lie
+        along ``index_vector_dim`` (equal to its rank: an implicit trailing dim of size 1).
+    offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, slice_sizes, \
+operand_batching_dims, start_indices_batching_dims
+        The StableHLO attributes, 0-based; every constraint C1..C23 is checked.
+    indices_are_sorted, unique_indices : bool
+        Hints; accepted for compatibility, the result does not depend on them.
+    mode : {"clip", "fill", "promise_in_bounds"}
+        ``"clip"`` (StableHLO) shifts each window back inside ``operand``; ``"fill"``
+        fills a window that would leave ``operand`` with ``fill_value``;
+        ``"promise_in_bounds"`` skips all bounds work (out-of-bounds starts are undefined).
+    fill_value : scalar, optional
+        For ``mode="fill"``. Default: NaN for floats, the minimum for signed integers, the
+        maximum for unsigned integers, True for bool.
+
+    Returns
+    -------
+    array
+        Of ``operand``'s namespace, device and dtype; ``operand`` is not modified.
+
+    Examples
+    --------
+    Rows 0 and 2 of a 3x3 matrix:
+
+    >>> import numpy as np
+    >>> import indexops
+    >>> operand = np.array([[1, 4, 7], [2, 5, 8], [3, 6, 9]])
+    >>> indexops.gather(operand, np.array([[0], [2]]), offset_dims=(1,),
+    ...     collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1,
+    ...     slice_sizes=(1, 3))
+    array([[1, 4, 7],
+           [3, 6, 9]])
+    """
+    xp = namespace("gather", operand=operand, start_indices=start_indices)
+    check_integer_array("gather", "start_indices", start_indices, xp)
+    if mode not in GATHER_MODES:
+        raise value_error("gather", "mode", mode, f"one of {GATHER_MODES}")
+    plan = _gather_plan(
+        tuple(operand.shape),
+        tuple(start_indices.shape),
+        as_tuple("gather", "offset_dims", offset_dims),
+        as_tuple("gather", "collapsed_slice_dims", collapsed_slice_dims),
+        as_tuple("gather", "start_index_map", start_index_map),
+        as_int("gather", "index_vector_dim", index_vector_dim),
+        as_tuple("gather", "slice_sizes", slice_sizes),
+        as_tuple("gather", "operand_batching_dims", operand_batching_dims),
+        as_tuple("gather", "start_indices_batching_dims", start_indices_batching_dims),
+    )
+    fill = _fill_scalar(xp, operand.dtype, fill_value) if mode == "fill" else None
+    return _execute(xp, plan, operand, start_indices, mode, fill)
+
+
+def _execute(
+    xp: ModuleType, plan: WindowPlan, operand: Array, indices: Array, mode: str, fill: Any
+) -> Array:
+    starts = start_vectors(xp, plan, indices)
+    safe = starts if mode == "promise_in_bounds" else clamp_starts(xp, plan, starts)
+    rows = xp.reshape(row_numbers(xp, plan, safe), (-1,))
+    table = xp.reshape(operand, plan.rows_shape)
+    windows = xp.reshape(take_rows(xp, table, rows), plan.intermediate_shape)
+    if mode == "fill":
+        inside = windows_in_bounds(xp, plan, starts)
+        inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
+        windows = xp.where(inside, windows, xp.asarray(fill, dtype=operand.dtype,
+                                                       device=compat.device(operand)))
+    return xp.permute_dims(windows, plan.to_layout)
+
+
+def _fill_scalar(xp: ModuleType, dtype: Any, fill_value: Any) -> Any:
+    if fill_value is not None:
+        return fill_value
+    if xp.isdtype(dtype, "bool"):
+        return True
+    if xp.isdtype(dtype, "signed integer"):
+        return xp.iinfo(dtype).min
+    if xp.isdtype(dtype, "unsigned integer"):
+        return xp.iinfo(dtype).max
+    return float("nan")
+
+
+@functools.lru_cache(maxsize=512)
+def _gather_plan(
+    operand_shape: tuple[int, ...],
+    index_shape: tuple[int, ...],
+    offset_dims: tuple[int, ...],
+    collapsed_slice_dims: tuple[int, ...],
+    start_index_map: tuple[int, ...],
+    index_vector_dim: int,
+    slice_sizes: tuple[int, ...],
+    operand_batching_dims: tuple[int, ...],
+    start_indices_batching_dims: tuple[int, ...],
+) -> WindowPlan:
+    """Validate every StableHLO gather constraint, then plan (cached per shapes)."""
+    op = "gather"
+    rank = len(operand_shape)
+    index_rank = len(index_shape)
+    if rank != len(offset_dims) + len(collapsed_slice_dims) + len(operand_batching_dims):
+        raise value_error(
+            op,
+            "offset_dims, collapsed_slice_dims, operand_batching_dims",
+            (offset_dims, collapsed_slice_dims, operand_batching_dims),
+            f"their sizes must add up to rank(operand) = {rank}",
+            "C1",
+        )
+    if not 0 <= index_vector_dim <= index_rank:
+        raise value_error(
+            op, "index_vector_dim", index_vector_dim, f"must be in [0, {index_rank}]", "C2"
+        )
+    vector_size = index_shape[index_vector_dim] if index_vector_dim < index_rank else 1
+    if len(start_index_map) != vector_size:
+        raise value_error(
+            op,
+            "start_index_map",
+            start_index_map,
+            f"its size must equal the index vector size {vector_size} "
+            f"(dim {index_vector_dim} of start_indices with shape {index_shape})",
+            "C3",
+        )
+    check_unique(op, "offset_dims", offset_dims, "C4")
+    check_sorted(op, "offset_dims", offset_dims, "C4")
+    result_rank = index_rank - (index_vector_dim < index_rank) + len(offset_dims)
+    check_window_rank(op, "offset_dims", offset_dims, result_rank, "C5")
+    check_unique(
+        op,
+        "collapsed_slice_dims + operand_batching_dims",
+        collapsed_slice_dims + operand_batching_dims,
+        "C6",
+    )
+    check_sorted(op, "collapsed_slice_dims", collapsed_slice_dims, "C7")
+    check_window_rank(op, "collapsed_slice_dims", collapsed_slice_dims, rank, "C8")
+    if len(slice_sizes) != rank:
+        raise value_error(
+            op, "slice_sizes", slice_sizes, f"needs one size per operand dim ({rank})", "C20"
+        )
+    _check_at_most_one(op, "collapsed_slice_dims", collapsed_slice_dims, slice_sizes, "C9")
+    check_sorted(op, "operand_batching_dims", operand_batching_dims, "C10")
+    check_window_rank(op, "operand_batching_dims", operand_batching_dims, rank, "C11")
+    _check_at_most_one(op, "operand_batching_dims", operand_batching_dims, slice_sizes, "C12")
+    check_unique(op, "start_indices_batching_dims", start_indices_batching_dims, "C13")
+    check_window_rank(
+        op, "start_indices_batching_dims", start_indices_batching_dims, index_rank, "C14"
+    )
+    if index_vector_dim in start_indices_batching_dims:
+        raise value_error(
+            op,
+            "start_indices_batching_dims",
+            start_indices_batching_dims,
+            f"must not contain index_vector_dim={index_vector_dim}",
+            "C15",
+        )
+    if len(operand_batching_dims) != len(start_indices_batching_dims):
+        raise value_error(
+            op,
+            "start_indices_batching_dims",
+            start_indices_batching_dims,
+            f"must have the size of operand_batching_dims={operand_batching_dims}",
+            "C16",
+        )
+    for operand_dim, index_dim in zip(operand_batching_dims, start_indices_batching_dims):
+        if operand_shape[operand_dim] != index_shape[index_dim]:
+            raise value_error(
+                op,
+                "start_indices_batching_dims",
+                start_indices_batching_dims,
+                f"dim {index_dim} of start_indices has size {index_shape[index_dim]} but "
+                f"operand batching dim {operand_dim} has size {operand_shape[operand_dim]}",
+                "C17",
+            )
+    check_unique(
+        op, "start_index_map + operand_batching_dims", start_index_map + operand_batching_dims,
+        "C18",
+    )
+    check_window_rank(op, "start_index_map", start_index_map, rank, "C19")
+    for d, (size, dim) in enumerate(zip(slice_sizes, operand_shape)):
+        if not 0 <= size <= dim:
+            raise value_error(
+                op,
+                "slice_sizes",
+                slice_sizes,
+                f"slice_sizes[{d}] must be in [0, {dim}] (operand shape {operand_shape})",
+                "C21",
+            )
+    for d in collapsed_slice_dims + operand_batching_dims:
+        if slice_sizes[d] == 0:
+            raise value_error(
+                op,
+                "slice_sizes",
+                slice_sizes,
+                f"slice_sizes[{d}] = 0 on a collapsed or batching dim leaves no element to "
+                "read for the result (which has no axis for it); use 1",
+            )
+    return make_plan(
+        operand_shape,
+        index_shape,
+        index_vector_dim=index_vector_dim,
+        start_map=start_index_map,
+        batching_pairs=tuple(zip(operand_batching_dims, start_indices_batching_dims)),
+        window_sizes=slice_sizes,
+        collapsed_dims=collapsed_slice_dims,
+        layout_window_dims=offset_dims,
+    )
+
+
+def _check_at_most_one(
+    op: str, name: str, dims: tuple[int, ...], slice_sizes: tuple[int, ...], rule: str
+) -> None:
+    for d in dims:
+        if slice_sizes[d] > 1:
+            raise value_error(
+                op,
+                "slice_sizes",
+                slice_sizes,
+                f"slice_sizes[{d}] must be 0 or 1 because dim {d} is in {name}",
+                rule,
+            )
+
+
+def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]) -> Array:
+    """The window of ``slice_sizes`` at ``start_indices`` (StableHLO ``dynamic_slice``).
+
+    Each start is clamped to ``[0, dim - size]``, so the window always lies inside
+    ``operand``; a negative start becomes 0 (unlike ``jax.lax``, which counts it from the
+    end).
+
+    Parameters
+    ----------
+    operand : array
+    start_indices : sequence of int or 0-d integer arrays, or a 1-D integer array
+        One start per dim of ``operand``.
+    slice_sizes : sequence of int
+        One size per dim, each in ``[0, dim]``.
+
+    Returns
+    -------
+    array
+        Of ``operand``'s namespace, device and dtype, shape ``slice_sizes``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import indexops
+    >>> operand = np.arange(16).reshape(4, 4)
+    >>> indexops.dynamic_slice(operand, (-1, 3), (2, 2))
+    array([[2, 3],
+           [6, 7]])
+    """
+    op = "dynamic_slice"
+    xp = namespace(op, operand=operand)
+    sizes = as_tuple(op, "slice_sizes", slice_sizes)
+    shape = tuple(operand.shape)
+    starts = clamped_starts(op, xp, start_indices, shape, sizes, "slice_sizes")
+    window = tuple(slice(s, s + n) for s, n in zip(starts, sizes))
+    return operand[window]
+
+
+def clamped_starts(
+    op: str,
+    xp: ModuleType,
+    start_indices: Any,
+    shape: tuple[int, ...],
+    sizes: tuple[int, ...],
+    sizes_name: str,
+) -> tuple[int, ...]:
+    """Validate dynamic_slice / dynamic_update_slice starts and clamp them into range."""
+    rank = len(shape)
+    starts = _start_ints(op, xp, start_indices)
+    if len(starts) != rank:
+        raise value_error(
+            op, "start_indices", starts, f"needs one start per operand dim ({rank})", "C2"
+        )
+    if len(sizes) != rank:
+        raise value_error(op, sizes_name, sizes, f"needs one size per operand dim ({rank})")
+    for d, (size, dim) in enumerate(zip(sizes, shape)):
+        if not 0 <= size <= dim:
+            raise value_error(
+                op, sizes_name, sizes, f"entry {d} must be in [0, {dim}] (operand shape {shape})"
+            )
+    return tuple(min(max(s, 0), dim - size) for s, dim, size in zip(starts, shape, sizes))
+
+
+def _start_ints(op: str, xp: ModuleType, start_indices: Any) -> tuple[int, ...]:
+    if compat.is_array_api_obj(start_indices) and not isinstance(start_indices, int):
+        check_integer_array(op, "start_indices", start_indices, xp)
+        if start_indices.ndim != 1:
+            raise value_error(
+                op, "start_indices", f"array of shape {tuple(start_indices.shape)}",
+                "a 1-D integer array or a sequence of ints / 0-d integer arrays",
+            )
+        starts = to_int64(xp, start_indices)
+        return tuple(int(starts[i]) for i in range(starts.shape[0]))
+    try:
+        items = list(start_indices)
+    except TypeError:
+        raise type_error(
+            op, "start_indices", start_indices, "a sequence of ints or 0-d integer arrays"
+        ) from None
+    return tuple(_start_int(op, xp, item) for item in items)
+
+
+def _start_int(op: str, xp: ModuleType, item: Any) -> int:
+    if compat.is_array_api_obj(item) and not isinstance(item, int):
+        if item.ndim != 0:
+            raise value_error(op, "start_indices", f"array of shape {tuple(item.shape)}",
+                              "each start must be an int or a 0-d integer array")
+        check_integer_array(op, "start_indices", item, xp)
+        return int(to_int64(xp, item))
+    return as_int(op, "start_indices", item)

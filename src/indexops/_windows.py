@@ -1,0 +1,251 @@
+"""The plan shared by gather and scatter: windows at start indices, as rows of a 2-D view.
+
+StableHLO gather and scatter describe the same geometry with different names: an index
+array holds one start vector per batch position, a window of the operand sits at each
+start, and the other array (gather's result, scatter's updates) is laid out as batch dims
+interleaved with window dims. :class:`WindowPlan` holds that geometry in one vocabulary:
+
+* the *intermediate* layout is ``[*batch_shape, *window_shape]``, batch dims in index order
+  and window dims in operand order; ``to_layout`` permutes it into the op's own layout;
+* the operand is seen as ``rows_shape = (head, tail)``: trailing operand dims that every
+  window covers in full (and that no start index moves) form one contiguous row, so each
+  window is a set of whole rows and indices are per row, not per element.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import array_api_compat as compat
+
+from ._backend import to_int64
+from ._errors import value_error
+
+Array = Any
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """Geometry of a gather or scatter, computed once per shapes and attributes."""
+
+    operand_shape: tuple[int, ...]
+    index_shape: tuple[int, ...]
+    index_vector_dim: int
+    start_map: tuple[int, ...]
+    batching_pairs: tuple[tuple[int, int], ...]  # (operand dim, index dim)
+    window_sizes: tuple[int, ...]  # per operand dim; 1 on collapsed and batching dims
+    window_dims: tuple[int, ...]  # operand dims that appear in the window layout
+    to_layout: tuple[int, ...]  # permutation: intermediate layout -> op layout
+    tail_start: int  # operand dims from here on are whole rows
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        shape = self.index_shape
+        return shape[: self.index_vector_dim] + shape[self.index_vector_dim + 1 :]
+
+    @property
+    def window_shape(self) -> tuple[int, ...]:
+        return tuple(self.window_sizes[d] for d in self.window_dims)
+
+    @property
+    def intermediate_shape(self) -> tuple[int, ...]:
+        return self.batch_shape + self.window_shape
+
+    @property
+    def layout_shape(self) -> tuple[int, ...]:
+        shape = self.intermediate_shape
+        return tuple(shape[axis] for axis in self.to_layout)
+
+    @property
+    def from_layout(self) -> tuple[int, ...]:
+        inverse = [0] * len(self.to_layout)
+        for position, axis in enumerate(self.to_layout):
+            inverse[axis] = position
+        return tuple(inverse)
+
+    @property
+    def rows_shape(self) -> tuple[int, int]:
+        head = math.prod(self.operand_shape[: self.tail_start])
+        return head, math.prod(self.operand_shape[self.tail_start :])
+
+    @property
+    def head_window_dims(self) -> tuple[int, ...]:
+        return tuple(d for d in self.window_dims if d < self.tail_start)
+
+    @property
+    def row_count(self) -> int:
+        """Rows moved: one per batch position and head window position."""
+        head_window = math.prod(self.window_sizes[d] for d in self.head_window_dims)
+        return math.prod(self.batch_shape) * head_window
+
+
+def make_plan(
+    operand_shape: tuple[int, ...],
+    index_shape: tuple[int, ...],
+    *,
+    index_vector_dim: int,
+    start_map: tuple[int, ...],
+    batching_pairs: tuple[tuple[int, int], ...],
+    window_sizes: tuple[int, ...],
+    collapsed_dims: tuple[int, ...],
+    layout_window_dims: tuple[int, ...],
+) -> WindowPlan:
+    """Build a plan from already validated attributes.
+
+    ``layout_window_dims`` are the axes of the op's layout (gather ``offset_dims``, scatter
+    ``update_window_dims``) that hold window dims; the other axes hold batch dims in order.
+    """
+    if index_vector_dim == len(index_shape):
+        index_shape = (*index_shape, 1)
+    batching_operand_dims = {operand_dim for operand_dim, _ in batching_pairs}
+    dropped = set(collapsed_dims) | batching_operand_dims
+    window_dims = tuple(d for d in range(len(operand_shape)) if d not in dropped)
+    rank = len(index_shape) - 1 + len(window_dims)
+    batch_count = rank - len(window_dims)
+    batch_axes = iter(range(batch_count))
+    window_axes = iter(range(batch_count, rank))
+    to_layout = tuple(
+        next(window_axes) if axis in layout_window_dims else next(batch_axes)
+        for axis in range(rank)
+    )
+    tail_start = len(operand_shape)
+    moved = set(start_map) | dropped
+    while tail_start > 0:
+        d = tail_start - 1
+        if d in moved or window_sizes[d] != operand_shape[d]:
+            break
+        tail_start = d
+    return WindowPlan(
+        operand_shape=operand_shape,
+        index_shape=index_shape,
+        index_vector_dim=index_vector_dim,
+        start_map=start_map,
+        batching_pairs=batching_pairs,
+        window_sizes=window_sizes,
+        window_dims=window_dims,
+        to_layout=to_layout,
+        tail_start=tail_start,
+    )
+
+
+def start_vectors(xp: ModuleType, plan: WindowPlan, indices: Array) -> Array:
+    """The start vectors as int64, shape ``[*batch_shape, len(start_map)]``."""
+    indices = xp.reshape(indices, plan.index_shape)
+    indices = xp.moveaxis(indices, plan.index_vector_dim, -1)
+    return to_int64(xp, indices)
+
+
+def _head_strides(plan: WindowPlan) -> dict[int, int]:
+    strides, stride = {}, 1
+    for d in reversed(range(plan.tail_start)):
+        strides[d] = stride
+        stride *= plan.operand_shape[d]
+    return strides
+
+
+def _along(xp: ModuleType, values: Array, axis: int, ndim: int) -> Array:
+    """Reshape 1-D ``values`` to broadcast along ``axis`` of an ``ndim``-d array."""
+    shape = [1] * ndim
+    shape[axis] = values.shape[0]
+    return xp.reshape(values, tuple(shape))
+
+
+def row_numbers(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
+    """Row of the 2-D operand view for every batch and head window position.
+
+    ``starts`` are start vectors already made safe (clamped or masked). The result has
+    shape ``[*batch_shape, *head_window_shape]``.
+    """
+    device = compat.device(starts)
+    strides = _head_strides(plan)
+    nb = len(plan.batch_shape)
+    head_dims = plan.head_window_dims
+    ndim = nb + len(head_dims)
+    rows = xp.zeros(plan.batch_shape + (1,) * len(head_dims), dtype=xp.int64, device=device)
+    for k, d in enumerate(plan.start_map):
+        rows = rows + xp.reshape(starts[..., k] * strides[d], rows.shape)
+    for operand_dim, index_dim in plan.batching_pairs:
+        axis = index_dim - (index_dim > plan.index_vector_dim)
+        positions = xp.arange(plan.operand_shape[operand_dim], dtype=xp.int64, device=device)
+        rows = rows + _along(xp, positions * strides[operand_dim], axis, ndim)
+    for j, d in enumerate(head_dims):
+        offsets = xp.arange(plan.window_sizes[d], dtype=xp.int64, device=device)
+        rows = rows + _along(xp, offsets * strides[d], nb + j, ndim)
+    return rows
+
+
+def clamp_starts(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
+    """StableHLO clamping: each start moves so its whole window is inside the operand."""
+    upper = [plan.operand_shape[d] - plan.window_sizes[d] for d in plan.start_map]
+    return _clip_columns(xp, starts, [0] * len(upper), upper)
+
+
+def _clip_columns(xp: ModuleType, starts: Array, lower: list[int], upper: list[int]) -> Array:
+    if not lower:
+        return starts
+    device = compat.device(starts)
+    low = xp.asarray(lower, dtype=xp.int64, device=device)
+    high = xp.asarray(upper, dtype=xp.int64, device=device)
+    return xp.minimum(xp.maximum(starts, low), high)
+
+
+def windows_in_bounds(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
+    """Per batch position: whether the whole window lies inside the operand."""
+    upper = [plan.operand_shape[d] - plan.window_sizes[d] for d in plan.start_map]
+    inside = xp.ones(plan.batch_shape, dtype=xp.bool, device=compat.device(starts))
+    for k, high in enumerate(upper):
+        inside = inside & (starts[..., k] >= 0) & (starts[..., k] <= high)
+    return inside
+
+
+def rows_in_bounds(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
+    """Per batch and head window position: whether that row lies inside the operand.
+
+    Every element of a row shares its head coordinates, so per-row bounds are per-element
+    bounds (StableHLO's scatter rule). Shape ``[*batch_shape, *head_window_shape]``.
+    """
+    nb = len(plan.batch_shape)
+    head_dims = plan.head_window_dims
+    ndim = nb + len(head_dims)
+    device = compat.device(starts)
+    inside = xp.ones(plan.batch_shape + (1,) * len(head_dims), dtype=xp.bool, device=device)
+    for k, d in enumerate(plan.start_map):
+        size, width = plan.operand_shape[d], plan.window_sizes[d]
+        start = xp.reshape(starts[..., k], inside.shape)
+        if d in head_dims:
+            offsets = xp.arange(width, dtype=xp.int64, device=device)
+            start = start + _along(xp, offsets, nb + head_dims.index(d), ndim)
+        inside = inside & (start >= 0) & (start < size)
+    return inside
+
+
+def safe_starts(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
+    """Starts clipped to ``[-window, dim]``: same bounds verdicts, no int64 overflow."""
+    lower = [-plan.window_sizes[d] for d in plan.start_map]
+    upper = [plan.operand_shape[d] for d in plan.start_map]
+    return _clip_columns(xp, starts, lower, upper)
+
+
+def intermediate_to_rows(xp: ModuleType, plan: WindowPlan, values: Array) -> Array:
+    """``[*batch, *window]`` values as ``[rows, tail]``."""
+    return xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
+
+
+def check_window_rank(op: str, name: str, value: tuple[int, ...], rank: int, rule: str) -> None:
+    """Each entry of the attribute ``value`` must be a dim in ``[0, rank)``."""
+    bad = [d for d in value if not 0 <= d < rank]
+    if bad:
+        raise value_error(op, name, value, f"every entry must be in [0, {rank})", rule)
+
+
+def check_sorted(op: str, name: str, value: tuple[int, ...], rule: str) -> None:
+    if list(value) != sorted(value):
+        raise value_error(op, name, value, "must be sorted ascending", rule)
+
+
+def check_unique(op: str, name: str, value: tuple[int, ...], rule: str) -> None:
+    if len(set(value)) != len(value):
+        raise value_error(op, name, value, "must not repeat a dim", rule)

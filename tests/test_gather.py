@@ -1,0 +1,105 @@
+"""gather and dynamic_slice against the StableHLO transcription, on every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_same, from_numpy, to_numpy
+from hypothesis import given
+from hypothesis import strategies as st
+from reference import gather as reference
+from strategies import VALUE_DTYPES, arrays_of, window_cases
+
+import indexops
+
+MODES = ("clip", "fill")
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("mode", MODES)
+def test_gather_matches_reference(xp, mode, data):
+    case = data.draw(window_cases())
+    dtype = data.draw(st.sampled_from(VALUE_DTYPES))
+    operand = arrays_of(data.draw, case.operand_shape, dtype)
+    expected = reference.gather(operand, case.indices, mode=mode, **case.gather_attrs())
+    result = indexops.gather(
+        from_numpy(xp, operand), from_numpy(xp, case.indices), mode=mode, **case.gather_attrs()
+    )
+    assert_same(result, expected)
+
+
+@given(data=st.data())
+def test_gather_promise_in_bounds_agrees_when_in_bounds(xp, data):
+    case = data.draw(window_cases())
+    operand = arrays_of(data.draw, case.operand_shape, "float32")
+    clipped = reference.gather(operand, case.indices, mode="clip", **case.gather_attrs())
+    in_bounds = reference.gather(operand, case.indices, mode="fill", **case.gather_attrs())
+    if np.isnan(in_bounds).any():
+        return  # some window is out of bounds: promise_in_bounds is undefined there
+    result = indexops.gather(
+        from_numpy(xp, operand),
+        from_numpy(xp, case.indices),
+        mode="promise_in_bounds",
+        **case.gather_attrs(),
+    )
+    assert_same(result, clipped)
+
+
+def test_gather_fill_value_and_defaults(xp):
+    operand = from_numpy(xp, np.arange(12, dtype=np.int32).reshape(4, 3))
+    indices = from_numpy(xp, np.array([[1], [3], [-1]], dtype=np.int64))
+    attrs = dict(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0,),
+                 index_vector_dim=1, slice_sizes=(2, 3))
+    filled = indexops.gather(operand, indices, mode="fill", fill_value=-7, **attrs)
+    assert_same(filled, [[[3, 4, 5], [6, 7, 8]], [[-7] * 3] * 2, [[-7] * 3] * 2])
+    default = indexops.gather(operand, indices, mode="fill", **attrs)
+    assert to_numpy(default)[1, 0, 0] == np.iinfo(np.int32).min
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected"),
+    [("float32", np.nan), ("int16", -(2**15)), ("uint8", 255), ("bool", True)],
+)
+def test_gather_default_fill_per_dtype(xp, dtype, expected):
+    operand = from_numpy(xp, np.zeros((2, 2), dtype=dtype))
+    indices = from_numpy(xp, np.array([[5]], dtype=np.int32))
+    out = to_numpy(
+        indexops.gather(operand, indices, offset_dims=(1,), collapsed_slice_dims=(0,),
+                        start_index_map=(0,), index_vector_dim=1, slice_sizes=(1, 2),
+                        mode="fill")
+    )
+    np.testing.assert_array_equal(out, np.full((1, 2), expected, dtype=dtype))
+
+
+def test_gather_result_stays_on_backend_and_input_untouched(xp):
+    operand = from_numpy(xp, np.arange(6.0).reshape(2, 3))
+    before = to_numpy(operand).copy()
+    indices = from_numpy(xp, np.array([1, 0], dtype=np.uint8))
+    out = indexops.gather(operand, indices, offset_dims=(1,), collapsed_slice_dims=(0,),
+                          start_index_map=(0,), index_vector_dim=1, slice_sizes=(1, 3))
+    assert type(out) is type(operand)
+    assert_same(out, before[[1, 0]])
+    assert_same(operand, before)
+
+
+@given(data=st.data())
+def test_dynamic_slice_matches_reference(xp, data):
+    rank = data.draw(st.integers(0, 4))
+    shape = tuple(data.draw(st.integers(0, 5)) for _ in range(rank))
+    sizes = tuple(data.draw(st.integers(0, n)) for n in shape)
+    starts = [data.draw(st.integers(-8, 8)) for _ in range(rank)]
+    operand = arrays_of(data.draw, shape, "int64")
+    expected = reference.dynamic_slice(operand, starts, sizes)
+    form = data.draw(st.sampled_from(["ints", "0-d arrays", "1-d array"]))
+    if form == "0-d arrays":
+        starts = [xp.asarray(s, dtype=xp.int16) for s in starts]
+    elif form == "1-d array" and rank:
+        starts = xp.asarray(starts, dtype=xp.int32)
+    assert_same(indexops.dynamic_slice(from_numpy(xp, operand), starts, sizes), expected)
+
+
+def test_dynamic_slice_spec_examples(xp):
+    operand = from_numpy(xp, np.arange(16).reshape(4, 4))
+    assert_same(indexops.dynamic_slice(operand, (-1, 3), (2, 2)), [[2, 3], [6, 7]])
+    three = from_numpy(xp, np.arange(9).reshape(3, 3))
+    assert_same(indexops.dynamic_slice(three, (3, 3), (3, 3)), np.arange(9).reshape(3, 3))
