@@ -1,0 +1,134 @@
+"""``scatter_update``: PyPTO's row scatter into a 2-D table or a paged KV cache.
+
+The op writes whole rows of ``d`` elements, one per token, so it lowers directly to one
+:func:`~indexops._rows.write_rows` call with the replace combiner: the 4-D cache
+``[blockNum, blockSize, 1, d]`` is the 2-D table ``[blockNum * blockSize, d]`` and slot
+``k`` is its row ``k`` (``k // blockSize`` is the block, ``k % blockSize`` the offset).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from ._backend import as_int, check_integer_array, namespace, to_int64, writes_in_place
+from ._combiners import resolve
+from ._errors import type_error, value_error
+from ._rows import write_rows
+
+Array = Any
+
+OP = "scatter_update"
+
+
+def scatter_update(
+    input: Array, dim: int, index: Array, src: Array, *, copy: bool | None = False
+) -> Array:
+    """Write the rows of ``src`` into ``input`` at the slots given by ``index`` (PyPTO).
+
+    Parameters
+    ----------
+    input : array
+        The table ``[rows, d]`` (2-D) or the paged cache ``[blockNum, blockSize, 1, d]``
+        (4-D). Any dtype.
+    dim : int
+        Must be ``-2`` (the only value PyPTO defines).
+    index : array
+        Integer ``[b, s]``: the slot of each token. A negative slot is padding and is
+        skipped; a slot past the end is an error.
+    src : array
+        ``[b * s, d]`` (2-D) or ``[b, s, 1, d]`` (4-D), with the dtype of ``input``.
+    copy : bool or None, keyword-only
+        ``False`` (default, as on the NPU): write into ``input`` and return it; an error
+        for arrays that cannot be written (JAX, read-only NumPy). ``True``: return a new
+        array and leave ``input`` untouched. ``None``: in place where possible.
+
+    Returns
+    -------
+    array
+        ``input`` itself (in place) or a new array, with
+        ``out[index[i, j]] = src[i * s + j]`` (2-D) or
+        ``out[k // blockSize, k % blockSize, 0] = src[i, j, 0]`` for ``k = index[i, j]``
+        (4-D). Where a slot repeats, the last token in row-major ``(i, j)`` order wins.
+
+    Raises
+    ------
+    IndexOpsValueError
+        ``dim`` other than -2, wrong ranks or shapes, a slot past the end (nothing is
+        written then), or ``copy=False`` on an array that cannot be written.
+    IndexOpsTypeError
+        A non-integer ``index`` or ``src`` of another dtype than ``input``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cache = np.zeros((2, 3, 1, 2), dtype=np.int32)
+    >>> out = scatter_update(cache, -2, np.array([[4, -1]]), np.ones((1, 2, 1, 2), np.int32))
+    >>> out is cache, cache[1, :, 0].tolist()
+    (True, [[0, 0], [1, 1], [0, 0]])
+    """
+    xp = namespace(OP, input=input, index=index, src=src)
+    dim = as_int(OP, "dim", dim)
+    if dim != -2:
+        raise value_error(OP, "dim", dim, "must be -2 (the only dim PyPTO defines)")
+    rows_shape = _check_shapes(xp, input, index, src)
+    in_place = writes_in_place(OP, input, copy)
+    rows, values = _slots_and_rows(xp, index, src, rows_shape)
+    return write_rows(xp, input, rows_shape, rows, values, resolve(OP, xp, None), in_place=in_place)
+
+
+def _check_shapes(xp: ModuleType, input: Array, index: Array, src: Array) -> tuple[int, int]:
+    """Validate ranks, shapes and dtypes; return the 2-D row view ``(slots, d)`` of input."""
+    shape, index_shape, src_shape = tuple(input.shape), tuple(index.shape), tuple(src.shape)
+    if len(shape) not in (2, 4):
+        raise value_error(
+            OP, "input.shape", shape, "rank 2 [rows, d] or 4 [blockNum, blockSize, 1, d]"
+        )
+    if len(index_shape) != 2:
+        raise value_error(OP, "index.shape", index_shape, "rank 2 [b, s]")
+    check_integer_array(OP, "index", index, xp)
+    if src.dtype != input.dtype:
+        raise type_error(OP, "src.dtype", str(src.dtype), f"the dtype of input ({input.dtype})")
+    b, s = index_shape
+    d = shape[-1]
+    if len(shape) == 2:
+        expected: tuple[int, ...] = (b * s, d)
+        layout = "[b*s, d] for input [rows, d] and index [b, s]"
+    else:
+        if shape[2] != 1:
+            raise value_error(
+                OP, "input.shape", shape, "[blockNum, blockSize, 1, d]: dim 2 must be 1"
+            )
+        expected = (b, s, 1, d)
+        layout = "[b, s, 1, d] for input [blockNum, blockSize, 1, d] and index [b, s]"
+    if src_shape != expected:
+        raise value_error(OP, "src.shape", src_shape, f"{expected}, i.e. {layout}")
+    slots = shape[0] if len(shape) == 2 else shape[0] * shape[1]
+    return (slots, d)
+
+
+def _slots_and_rows(
+    xp: ModuleType, index: Array, src: Array, rows_shape: tuple[int, int]
+) -> tuple[Array, Array]:
+    """The in-range slots (padding dropped) and their source rows; raise on a slot past the end."""
+    slots, d = rows_shape
+    rows = xp.reshape(to_int64(xp, index), (-1,))
+    values = xp.reshape(src, (rows.shape[0], d))
+    if rows.shape[0] == 0:
+        return rows, values
+    past = rows >= slots
+    if bool(xp.any(past)):
+        position = int(xp.nonzero(past)[0][0])
+        i, j = divmod(position, index.shape[1])
+        raise value_error(
+            OP,
+            f"index[{i}, {j}]",
+            int(index[i, j]),
+            f"a slot below {slots} (the rows of input), or negative for padding; "
+            "nothing was written",
+        )
+    padding = rows < 0
+    if bool(xp.any(padding)):
+        keep = xp.nonzero(~padding)[0]
+        rows, values = xp.take(rows, keep), xp.take(values, keep, axis=0)
+    return rows, values
