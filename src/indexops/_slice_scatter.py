@@ -1,0 +1,268 @@
+"""``slice_scatter``: OpenVINO SliceScatter-15 on any Array API backend.
+
+Three layers, as everywhere in indexops:
+
+* **validate**: ``start``/``stop``/``step``/``axes`` become tuples of Python ints (any
+  integer dtype, so no fixed-width overflow), ``data`` and ``updates`` are checked;
+* **plan** (cached per shape and attributes): each sliced axis is clamped with OpenVINO's
+  runtime rule (ONNX Slice clamping) and rewritten as a positive-step slice with in-range
+  bounds, plus the axes along which ``updates`` must be reversed for negative steps;
+* **execute**: one basic-index assignment (``x[...] = ...``, or ``.at[...].set`` on JAX),
+  which every backend, array-api-strict and torch included, can express.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from types import ModuleType
+from typing import Any, NamedTuple
+
+import array_api_compat as compat
+
+from ._backend import (
+    Backend,
+    as_tuple,
+    backend_of,
+    check_integer_array,
+    namespace,
+    to_int64,
+    writes_in_place,
+)
+from ._errors import type_error, value_error
+from ._rows import copy_array
+
+Array = Any
+
+OP = "slice_scatter"
+
+_INDEX_FORMS = "a 1-D sequence of ints or a 1-D integer array"
+
+
+class SlicePlan(NamedTuple):
+    """How to write ``updates``: one positive-step slice per axis of ``data``."""
+
+    slices: tuple[slice, ...]  # in-range, positive step, one entry per data axis
+    flip_axes: tuple[int, ...]  # axes along which updates are reversed first
+    shape: tuple[int, ...]  # the shape ``updates`` must have
+
+
+def slice_scatter(
+    data: Array,
+    updates: Array,
+    start: Any,
+    stop: Any,
+    step: Any,
+    axes: Any = None,
+    *,
+    copy: bool | None = True,
+) -> Array:
+    """Write ``updates`` into a strided slice of ``data`` (OpenVINO SliceScatter-15).
+
+    Parameters
+    ----------
+    data : array
+        The array to update, rank >= 1, of any Array API library.
+    updates : array
+        Same namespace and dtype as ``data`` and exactly the slice's shape: ``data``'s
+        shape with each sliced axis replaced by its slice length (no broadcasting, zero
+        sizes included).
+    start, stop, step : sequence of int or 1-D integer array
+        One entry per sliced axis, any integer dtype (signed or unsigned, any width).
+        Negative ``start``/``stop`` count from the end; values past either end are
+        clamped, so the dtype's maximum (minimum) means "to the end" forwards
+        (backwards). ``step`` must be non-zero; negative steps slice backwards.
+    axes : sequence of int or 1-D integer array, optional
+        The axes that ``start``/``stop``/``step`` apply to, unique after counting
+        negative axes from the end. Default ``0, 1, ..., len(start) - 1``. Axes not
+        listed are written in full.
+    copy : bool or None, default True
+        ``True``: return a new array and leave ``data`` untouched. ``False``: write into
+        ``data`` and return it (an error for arrays that cannot be written, such as JAX
+        arrays). ``None``: in place where possible, otherwise a new array.
+
+    Returns
+    -------
+    array
+        ``data`` with the slice replaced by ``updates``; same shape, dtype, namespace.
+
+    Raises
+    ------
+    IndexOpsValueError
+        For a scalar ``data``, index inputs that are not 1-D, of unequal lengths or
+        longer than the rank, a zero step, an axis out of range or repeated, an
+        ``updates`` shape other than the slice's, or ``copy=False`` on a read-only array.
+    IndexOpsTypeError
+        For non-integer index inputs or an ``updates`` dtype other than ``data``'s.
+
+    Notes
+    -----
+    Clamping follows OpenVINO's runtime (ONNX Slice): a negative start or stop gets the
+    dimension ``d`` added; for ``step > 0`` both are clamped to ``[0, d]``, for
+    ``step < 0`` start to ``[0, d - 1]`` and stop to ``[-1, d - 1]``. This equals Python
+    slicing except when ``step < 0`` and start and stop are both below ``-d``: OpenVINO
+    (and this function) writes index 0, Python slicing writes nothing.
+
+    Every check runs before the first write, so a failed call leaves ``data`` unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from indexops import slice_scatter
+    >>> data = np.arange(10.0).reshape(2, 5)
+    >>> slice_scatter(data, np.array([[10.0, 20, 30], [40, 50, 60]]), [-25], [25], [2], [1])
+    array([[10.,  1., 20.,  3., 30.],
+           [40.,  6., 50.,  8., 60.]])
+    """
+    xp = namespace(OP, data=data, updates=updates)
+    _check_arrays(data, updates)
+    plan = _plan(
+        tuple(int(d) for d in data.shape),
+        _read_indices("start", start),
+        _read_indices("stop", stop),
+        _read_indices("step", step),
+        None if axes is None else _read_indices("axes", axes),
+    )
+    if tuple(updates.shape) != plan.shape:
+        raise value_error(
+            OP, "updates.shape", tuple(updates.shape), f"exactly the slice shape {plan.shape}"
+        )
+    in_place = writes_in_place(OP, data, copy, name="data")
+    return _execute(xp, data, updates, plan, in_place)
+
+
+def _check_arrays(data: Array, updates: Array) -> None:
+    """``data`` is not a scalar and ``updates`` has its dtype (no promotion)."""
+    if data.ndim == 0:
+        raise value_error(OP, "data.shape", tuple(data.shape), "rank >= 1 (not a scalar)")
+    if updates.dtype != data.dtype:
+        raise type_error(
+            OP, "updates.dtype", str(updates.dtype), f"the dtype of data ({data.dtype})"
+        )
+
+
+def _read_indices(name: str, value: Any) -> tuple[int, ...]:
+    """A 1-D index input (sequence or integer array of any namespace) as Python ints."""
+    if compat.is_array_api_obj(value):
+        shape = tuple(value.shape)
+        if len(shape) != 1:
+            raise value_error(OP, f"{name}.shape", shape, _INDEX_FORMS)
+        check_integer_array(OP, name, value, compat.array_namespace(value))
+        return _array_ints(value)
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise type_error(OP, name, value, _INDEX_FORMS)
+    items = tuple(value)
+    for item in items:
+        if isinstance(item, (list, tuple)) or getattr(item, "ndim", 0) != 0:
+            raise value_error(OP, name, value, f"{_INDEX_FORMS} (not nested)")
+    return as_tuple(OP, name, items)
+
+
+def _array_ints(x: Array) -> tuple[int, ...]:
+    """The entries of a 1-D integer array as exact Python ints, in one transfer."""
+    if backend_of(x) in (Backend.NUMPY, Backend.TORCH, Backend.JAX, Backend.CUPY):
+        return tuple(int(v) for v in x.tolist())
+    # Standard-only libraries: int64 (uint64 saturates, which clamps identically).
+    wide = to_int64(compat.array_namespace(x), x)
+    return tuple(int(wide[i]) for i in range(wide.shape[0]))
+
+
+@functools.lru_cache(maxsize=512)
+def _plan(
+    shape: tuple[int, ...],
+    start: tuple[int, ...],
+    stop: tuple[int, ...],
+    step: tuple[int, ...],
+    axes: tuple[int, ...] | None,
+) -> SlicePlan:
+    """Validate the attributes against ``shape`` and lower them to positive-step slices."""
+    axes = _check_attributes(len(shape), start, stop, step, axes)
+    index = [slice(None)] * len(shape)
+    out_shape = list(shape)
+    flips = []
+    for axis, begin, end, stride in zip(axes, start, stop, step, strict=True):
+        first, count = clamp(shape[axis], begin, end, stride)
+        out_shape[axis] = count
+        index[axis] = _positive_slice(first, count, stride)
+        if stride < 0 and count > 1:
+            flips.append(axis)
+    return SlicePlan(tuple(index), tuple(sorted(flips)), tuple(out_shape))
+
+
+def _check_attributes(
+    rank: int,
+    start: tuple[int, ...],
+    stop: tuple[int, ...],
+    step: tuple[int, ...],
+    axes: tuple[int, ...] | None,
+) -> tuple[int, ...]:
+    """Raise for OpenVINO's attribute rules; return the axes, non-negative."""
+    named = {"start": start, "stop": stop, "step": step}
+    if axes is not None:
+        named["axes"] = axes
+    for name, values in named.items():
+        if len(values) > rank:
+            raise value_error(OP, name, values, f"at most {rank} entries (the rank of data)")
+    if not len(start) == len(stop) == len(step):
+        raise value_error(OP, "start, stop, step", (start, stop, step), "equal lengths")
+    if axes is None:
+        axes = tuple(range(len(start)))
+    elif len(axes) != len(start):
+        raise value_error(OP, "axes", axes, f"as many entries as start ({len(start)})")
+    if 0 in step:
+        raise value_error(OP, "step", step, "non-zero entries")
+    for axis in axes:
+        if not -rank <= axis < rank:
+            raise value_error(OP, "axes", axes, f"entries in [{-rank}, {rank - 1}]")
+    normalised = tuple(axis % rank for axis in axes)
+    if len(set(normalised)) != len(normalised):
+        raise value_error(OP, "axes", axes, f"unique axes (they normalise to {normalised})")
+    return normalised
+
+
+def clamp(dim: int, start: int, stop: int, step: int) -> tuple[int, int]:
+    """OpenVINO's (ONNX Slice) clamping: the first written index and the count.
+
+    The written indices along the axis are ``first + k * step`` for ``k < count``.
+
+    Examples
+    --------
+    >>> clamp(4, -10, -2**63, -1)  # Python's [-10:-2**63:-1] is empty; here index 0
+    (0, 1)
+    >>> clamp(5, -25, 25, 2)
+    (0, 3)
+    """
+    first = start + dim if start < 0 else start
+    last = stop + dim if stop < 0 else stop
+    if step > 0:
+        first, last = _clip(first, 0, dim), _clip(last, 0, dim)
+        return first, max(0, -((first - last) // step))
+    first, last = _clip(first, 0, dim - 1), _clip(last, -1, dim - 1)
+    return first, max(0, -((last - first) // -step))
+
+
+def _clip(value: int, low: int, high: int) -> int:
+    """``min(max(value, low), high)``: the order matters when ``high < low`` (dim 0)."""
+    return min(max(value, low), high)
+
+
+def _positive_slice(first: int, count: int, step: int) -> slice:
+    """The same indices as ``first, first + step, ...`` (count of them), with step > 0."""
+    if count == 0:
+        return slice(0, 0, 1)
+    low = first if step > 0 else first + (count - 1) * step
+    stride = abs(step)
+    return slice(low, low + (count - 1) * stride + 1, stride)
+
+
+def _execute(xp: ModuleType, data: Array, updates: Array, plan: SlicePlan, in_place: bool) -> Array:
+    """One strided assignment into ``data`` itself or into a copy."""
+    if math.prod(plan.shape) == 0:
+        return data if in_place else copy_array(xp, data)
+    if plan.flip_axes:
+        updates = xp.flip(updates, axis=plan.flip_axes)
+    if backend_of(data) is Backend.JAX:
+        return data.at[plan.slices].set(updates)
+    target = data if in_place else copy_array(xp, data)
+    target[plan.slices] = updates
+    return target
