@@ -79,7 +79,9 @@ def index_values(draw, dtype: np.dtype, size: int, limit: int, count: int) -> np
 def window_cases(draw, max_rank: int = 4, max_dim: int = 5) -> WindowCase:
     rank = draw(st.integers(0, max_rank))
     dims = list(range(rank))
-    batching = sorted(draw(st.lists(st.sampled_from(dims), unique=True, max_size=2))) if dims else []
+    batching = (
+        sorted(draw(st.lists(st.sampled_from(dims), unique=True, max_size=2))) if dims else []
+    )
     rest = [d for d in dims if d not in batching]
     collapsed = sorted(draw(st.lists(st.sampled_from(rest), unique=True))) if rest else []
     shape = []

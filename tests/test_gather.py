@@ -48,8 +48,13 @@ def test_gather_promise_in_bounds_agrees_when_in_bounds(xp, data):
 def test_gather_fill_value_and_defaults(xp):
     operand = from_numpy(xp, np.arange(12, dtype=np.int32).reshape(4, 3))
     indices = from_numpy(xp, np.array([[1], [3], [-1]], dtype=np.int64))
-    attrs = dict(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0,),
-                 index_vector_dim=1, slice_sizes=(2, 3))
+    attrs = dict(
+        offset_dims=(1, 2),
+        collapsed_slice_dims=(),
+        start_index_map=(0,),
+        index_vector_dim=1,
+        slice_sizes=(2, 3),
+    )
     filled = indexops.gather(operand, indices, mode="fill", fill_value=-7, **attrs)
     assert_same(filled, [[[3, 4, 5], [6, 7, 8]], [[-7] * 3] * 2, [[-7] * 3] * 2])
     default = indexops.gather(operand, indices, mode="fill", **attrs)
@@ -64,9 +69,16 @@ def test_gather_default_fill_per_dtype(xp, dtype, expected):
     operand = from_numpy(xp, np.zeros((2, 2), dtype=dtype))
     indices = from_numpy(xp, np.array([[5]], dtype=np.int32))
     out = to_numpy(
-        indexops.gather(operand, indices, offset_dims=(1,), collapsed_slice_dims=(0,),
-                        start_index_map=(0,), index_vector_dim=1, slice_sizes=(1, 2),
-                        mode="fill")
+        indexops.gather(
+            operand,
+            indices,
+            offset_dims=(1,),
+            collapsed_slice_dims=(0,),
+            start_index_map=(0,),
+            index_vector_dim=1,
+            slice_sizes=(1, 2),
+            mode="fill",
+        )
     )
     np.testing.assert_array_equal(out, np.full((1, 2), expected, dtype=dtype))
 
@@ -75,8 +87,15 @@ def test_gather_result_stays_on_backend_and_input_untouched(xp):
     operand = from_numpy(xp, np.arange(6.0).reshape(2, 3))
     before = to_numpy(operand).copy()
     indices = from_numpy(xp, np.array([1, 0], dtype=np.uint8))
-    out = indexops.gather(operand, indices, offset_dims=(1,), collapsed_slice_dims=(0,),
-                          start_index_map=(0,), index_vector_dim=1, slice_sizes=(1, 3))
+    out = indexops.gather(
+        operand,
+        indices,
+        offset_dims=(1,),
+        collapsed_slice_dims=(0,),
+        start_index_map=(0,),
+        index_vector_dim=1,
+        slice_sizes=(1, 3),
+    )
     assert type(out) is type(operand)
     assert_same(out, before[[1, 0]])
     assert_same(operand, before)

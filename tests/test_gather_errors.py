@@ -96,14 +96,26 @@ def test_gather_zero_slice_on_collapsed_dim_is_refused(xp):
 )
 def test_gather_type_errors(operand, indices, match):
     with pytest.raises(indexops.IndexOpsTypeError, match=match):
-        indexops.gather(operand, indices, offset_dims=(), collapsed_slice_dims=(0,),
-                        start_index_map=(0,), index_vector_dim=1, slice_sizes=(1,))
+        indexops.gather(
+            operand,
+            indices,
+            offset_dims=(),
+            collapsed_slice_dims=(0,),
+            start_index_map=(0,),
+            index_vector_dim=1,
+            slice_sizes=(1,),
+        )
 
 
 def test_gather_attribute_and_mode_errors():
     operand, indices = np.zeros(3), np.zeros((1, 1), np.int32)
-    attrs = dict(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,),
-                 index_vector_dim=1, slice_sizes=(1,))
+    attrs = dict(
+        offset_dims=(),
+        collapsed_slice_dims=(0,),
+        start_index_map=(0,),
+        index_vector_dim=1,
+        slice_sizes=(1,),
+    )
     with pytest.raises(indexops.IndexOpsValueError, match="mode='wrap'"):
         indexops.gather(operand, indices, mode="wrap", **attrs)
     with pytest.raises(indexops.IndexOpsTypeError, match="slice_sizes"):
@@ -115,9 +127,15 @@ def test_gather_attribute_and_mode_errors():
 def test_gather_mixed_backends_is_a_type_error():
     torch = pytest.importorskip("torch")
     with pytest.raises(indexops.IndexOpsTypeError, match="one library"):
-        indexops.gather(np.zeros(3), torch.zeros((1, 1), dtype=torch.int32), offset_dims=(),
-                        collapsed_slice_dims=(0,), start_index_map=(0,), index_vector_dim=1,
-                        slice_sizes=(1,))
+        indexops.gather(
+            np.zeros(3),
+            torch.zeros((1, 1), dtype=torch.int32),
+            offset_dims=(),
+            collapsed_slice_dims=(0,),
+            start_index_map=(0,),
+            index_vector_dim=1,
+            slice_sizes=(1,),
+        )
 
 
 @pytest.mark.parametrize(

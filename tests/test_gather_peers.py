@@ -16,9 +16,15 @@ def test_seed_gather_rows_of_a_matrix(xp):
     # anvil nvl_gather example; R's matrix(1:9, nrow = 3) is column-major, indices 1-based
     operand = from_numpy(xp, np.arange(1, 10, dtype=np.int32).reshape(3, 3, order="F"))
     indices = from_numpy(xp, np.array([[0], [2]], dtype=np.int32))
-    result = indexops.gather(operand, indices, slice_sizes=(1, 3), offset_dims=(1,),
-                             collapsed_slice_dims=(0,), start_index_map=(0,),
-                             index_vector_dim=1)
+    result = indexops.gather(
+        operand,
+        indices,
+        slice_sizes=(1, 3),
+        offset_dims=(1,),
+        collapsed_slice_dims=(0,),
+        start_index_map=(0,),
+        index_vector_dim=1,
+    )
     assert_same(result, np.array([[1, 4, 7], [3, 6, 9]], dtype=np.int32))
 
 
@@ -40,7 +46,8 @@ def test_gather_matches_jax_lax_gather_clip(data):
         operand_batching_dims=case.operand_batching_dims,
         start_indices_batching_dims=batching,
     )
-    expected = jax.lax.gather(operand, indices, numbers, case.slice_sizes,
-                              mode=jax.lax.GatherScatterMode.CLIP)
+    expected = jax.lax.gather(
+        operand, indices, numbers, case.slice_sizes, mode=jax.lax.GatherScatterMode.CLIP
+    )
     result = indexops.gather(operand, case.indices, **case.gather_attrs())
     assert_same(result, np.asarray(expected))

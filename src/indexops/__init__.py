@@ -6,8 +6,10 @@ The ops follow StableHLO (``gather``, ``dynamic_slice``, ``scatter``,
 library that implements the standard.
 """
 
+from ._dynamic_slice import dynamic_slice, dynamic_update_slice
 from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
-from ._gather import dynamic_slice, gather
+from ._gather import gather
+from ._scatter import scatter
 from ._scatter_update import scatter_update
 from ._slice_scatter import slice_scatter
 
@@ -16,7 +18,9 @@ __all__ = [
     "IndexOpsTypeError",
     "IndexOpsValueError",
     "dynamic_slice",
+    "dynamic_update_slice",
     "gather",
+    "scatter",
     "scatter_update",
     "slice_scatter",
 ]

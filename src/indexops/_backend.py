@@ -79,7 +79,9 @@ def to_int64(xp: ModuleType, x: Array) -> Array:
         return x
     wide = xp.astype(x, xp.int64)
     if x.dtype == xp.uint64:  # values >= 2**63 wrapped to negatives
-        wide = xp.where(wide < 0, xp.asarray(INT64_MAX, dtype=xp.int64, device=compat.device(x)), wide)
+        wide = xp.where(
+            wide < 0, xp.asarray(INT64_MAX, dtype=xp.int64, device=compat.device(x)), wide
+        )
     return wide
 
 

@@ -1,4 +1,4 @@
-"""StableHLO ``gather`` and ``dynamic_slice``."""
+"""StableHLO ``gather``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import array_api_compat as compat
 
-from ._backend import as_int, as_tuple, check_integer_array, namespace, to_int64
-from ._errors import type_error, value_error
+from ._backend import as_int, as_tuple, check_integer_array, namespace
+from ._errors import value_error
 from ._rows import take_rows
 from ._windows import (
     WindowPlan,
@@ -114,8 +114,9 @@ def _execute(
     if mode == "fill":
         inside = windows_in_bounds(xp, plan, starts)
         inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
-        windows = xp.where(inside, windows, xp.asarray(fill, dtype=operand.dtype,
-                                                       device=compat.device(operand)))
+        windows = xp.where(
+            inside, windows, xp.asarray(fill, dtype=operand.dtype, device=compat.device(operand))
+        )
     return xp.permute_dims(windows, plan.to_layout)
 
 
@@ -220,7 +221,9 @@ def _gather_plan(
                 "C17",
             )
     check_unique(
-        op, "start_index_map + operand_batching_dims", start_index_map + operand_batching_dims,
+        op,
+        "start_index_map + operand_batching_dims",
+        start_index_map + operand_batching_dims,
         "C18",
     )
     check_window_rank(op, "start_index_map", start_index_map, rank, "C19")
@@ -266,95 +269,3 @@ def _check_at_most_one(
                 f"slice_sizes[{d}] must be 0 or 1 because dim {d} is in {name}",
                 rule,
             )
-
-
-def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]) -> Array:
-    """The window of ``slice_sizes`` at ``start_indices`` (StableHLO ``dynamic_slice``).
-
-    Each start is clamped to ``[0, dim - size]``, so the window always lies inside
-    ``operand``; a negative start becomes 0 (unlike ``jax.lax``, which counts it from the
-    end).
-
-    Parameters
-    ----------
-    operand : array
-    start_indices : sequence of int or 0-d integer arrays, or a 1-D integer array
-        One start per dim of ``operand``.
-    slice_sizes : sequence of int
-        One size per dim, each in ``[0, dim]``.
-
-    Returns
-    -------
-    array
-        Of ``operand``'s namespace, device and dtype, shape ``slice_sizes``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import indexops
-    >>> operand = np.arange(16).reshape(4, 4)
-    >>> indexops.dynamic_slice(operand, (-1, 3), (2, 2))
-    array([[2, 3],
-           [6, 7]])
-    """
-    op = "dynamic_slice"
-    xp = namespace(op, operand=operand)
-    sizes = as_tuple(op, "slice_sizes", slice_sizes)
-    shape = tuple(operand.shape)
-    starts = clamped_starts(op, xp, start_indices, shape, sizes, "slice_sizes")
-    window = tuple(slice(s, s + n) for s, n in zip(starts, sizes))
-    return operand[window]
-
-
-def clamped_starts(
-    op: str,
-    xp: ModuleType,
-    start_indices: Any,
-    shape: tuple[int, ...],
-    sizes: tuple[int, ...],
-    sizes_name: str,
-) -> tuple[int, ...]:
-    """Validate dynamic_slice / dynamic_update_slice starts and clamp them into range."""
-    rank = len(shape)
-    starts = _start_ints(op, xp, start_indices)
-    if len(starts) != rank:
-        raise value_error(
-            op, "start_indices", starts, f"needs one start per operand dim ({rank})", "C2"
-        )
-    if len(sizes) != rank:
-        raise value_error(op, sizes_name, sizes, f"needs one size per operand dim ({rank})")
-    for d, (size, dim) in enumerate(zip(sizes, shape)):
-        if not 0 <= size <= dim:
-            raise value_error(
-                op, sizes_name, sizes, f"entry {d} must be in [0, {dim}] (operand shape {shape})"
-            )
-    return tuple(min(max(s, 0), dim - size) for s, dim, size in zip(starts, shape, sizes))
-
-
-def _start_ints(op: str, xp: ModuleType, start_indices: Any) -> tuple[int, ...]:
-    if compat.is_array_api_obj(start_indices) and not isinstance(start_indices, int):
-        check_integer_array(op, "start_indices", start_indices, xp)
-        if start_indices.ndim != 1:
-            raise value_error(
-                op, "start_indices", f"array of shape {tuple(start_indices.shape)}",
-                "a 1-D integer array or a sequence of ints / 0-d integer arrays",
-            )
-        starts = to_int64(xp, start_indices)
-        return tuple(int(starts[i]) for i in range(starts.shape[0]))
-    try:
-        items = list(start_indices)
-    except TypeError:
-        raise type_error(
-            op, "start_indices", start_indices, "a sequence of ints or 0-d integer arrays"
-        ) from None
-    return tuple(_start_int(op, xp, item) for item in items)
-
-
-def _start_int(op: str, xp: ModuleType, item: Any) -> int:
-    if compat.is_array_api_obj(item) and not isinstance(item, int):
-        if item.ndim != 0:
-            raise value_error(op, "start_indices", f"array of shape {tuple(item.shape)}",
-                              "each start must be an int or a 0-d integer array")
-        check_integer_array(op, "start_indices", item, xp)
-        return int(to_int64(xp, item))
-    return as_int(op, "start_indices", item)

@@ -153,9 +153,10 @@ class _NumpyWriter(_GenericWriter):
         return target
 
 
-class _TorchWriter(_GenericWriter):
-    _REDUCE = {"mul": "prod", "min": "amin", "max": "amax"}
+_TORCH_REDUCE = {"mul": "prod", "min": "amin", "max": "amax"}
 
+
+class _TorchWriter(_GenericWriter):
     @staticmethod
     def set_unique(xp: ModuleType, target: Array, rows: Array, values: Array) -> Array:
         target.index_copy_(0, rows, values)
@@ -168,7 +169,7 @@ class _TorchWriter(_GenericWriter):
         if name == "add":
             return target.index_add_(0, rows, values)
         index = rows[:, None].expand_as(values)
-        reduce = _TorchWriter._REDUCE[name]
+        reduce = _TORCH_REDUCE[name]
         return target.scatter_reduce_(0, index, values, reduce=reduce, include_self=True)
 
 
@@ -233,3 +234,17 @@ def write_rows(
 def copy_array(xp: ModuleType, x: Array) -> Array:
     """A new array with the values of ``x`` (writable where the backend allows)."""
     return xp.asarray(x, copy=True)
+
+
+def assign_window(
+    xp: ModuleType, x: Array, key: tuple[slice, ...], values: Array, *, in_place: bool
+) -> Array:
+    """``x[key] = values`` for a basic (slice) ``key``, into ``x`` itself or into a copy.
+
+    JAX arrays cannot be written; they get a new array through ``.at[key].set``.
+    """
+    if backend_of(x) is Backend.JAX:
+        return x.at[key].set(values)
+    target = x if in_place else copy_array(xp, x)
+    target[key] = values
+    return target

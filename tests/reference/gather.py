@@ -30,9 +30,7 @@ def gather(
 ):
     operand = np.asarray(operand)
     start_indices = np.asarray(start_indices)
-    batch_shape = [
-        n for d, n in enumerate(start_indices.shape) if d != index_vector_dim
-    ]
+    batch_shape = [n for d, n in enumerate(start_indices.shape) if d != index_vector_dim]
     offset_sizes = [
         slice_sizes[d]
         for d in range(operand.ndim)

@@ -1,0 +1,51 @@
+"""One ``tests`` session per backend, plus lint, typecheck and benchmarks.
+
+``nox -s tests`` runs every backend; ``nox -s "tests(backend='torch')"`` one of them.
+torch is pinned to 2.13.0 here only: its CPU build installs from a local wheel on our
+machines, while an unpinned torch pulls a multi-GB CUDA build.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests", "lint", "typecheck"]
+
+BACKEND_PACKAGES = {
+    "numpy": [],
+    "array_api_strict": [],
+    "torch": ["torch==2.13.0"],
+    "jax": ["jax"],
+    "cupy": ["cupy-cuda12x"],
+}
+
+
+@nox.session
+@nox.parametrize("backend", list(BACKEND_PACKAGES))
+def tests(session: nox.Session, backend: str) -> None:
+    """The test suite on one backend (selected by INDEXOPS_BACKENDS)."""
+    session.install("-e", ".[test,plot]", *BACKEND_PACKAGES[backend])
+    session.run("python", "-m", "pytest", *session.posargs, env={"INDEXOPS_BACKENDS": backend})
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff lint and format check."""
+    session.install("ruff>=0.5")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy on the library and the emulator."""
+    session.install("-e", ".", "mypy>=1.10", "numpy")
+    session.run("mypy")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """The benchmarks on numpy, torch and jax (pass --quick for a short run)."""
+    session.install("-e", ".[plot]", "torch==2.13.0", "jax")
+    for backend in ("numpy", "torch"):
+        session.run("python", "-m", "benchmarks.run", "--backend", backend, *session.posargs)

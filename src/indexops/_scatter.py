@@ -1,0 +1,313 @@
+"""StableHLO ``scatter``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any
+
+from ._backend import (
+    as_int,
+    as_tuple,
+    check_integer_array,
+    namespace,
+    writes_in_place,
+)
+from ._combiners import Combiner, resolve
+from ._errors import type_error, value_error
+from ._rows import write_rows
+from ._windows import (
+    WindowPlan,
+    check_sorted,
+    check_unique,
+    check_window_rank,
+    clamp_starts,
+    make_plan,
+    row_numbers,
+    rows_in_bounds,
+    safe_starts,
+    start_vectors,
+    windows_in_bounds,
+)
+
+Array = Any
+SCATTER_MODES = ("drop", "drop_window", "clip", "promise_in_bounds")
+
+
+def scatter(
+    input: Array,
+    scatter_indices: Array,
+    updates: Array,
+    *,
+    update_window_dims: Sequence[int],
+    inserted_window_dims: Sequence[int],
+    scatter_dims_to_operand_dims: Sequence[int],
+    index_vector_dim: int,
+    input_batching_dims: Sequence[int] = (),
+    scatter_indices_batching_dims: Sequence[int] = (),
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    update_computation: str | Callable[[Array, Array], Array] | None = None,
+    mode: str = "drop",
+    copy: bool | None = True,
+) -> Array:
+    """Scatter windows of ``updates`` into ``input`` (StableHLO ``scatter``).
+
+    Parameters
+    ----------
+    input : array
+        The array to update.
+    scatter_indices : array
+        Integer array (any signed or unsigned dtype) of start vectors along
+        ``index_vector_dim`` (equal to its rank: an implicit trailing dim of size 1).
+    updates : array
+        Of ``input``'s dtype; its shape interleaves the scatter dims of
+        ``scatter_indices`` with window dims at ``update_window_dims``.
+    update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, \
+index_vector_dim, input_batching_dims, scatter_indices_batching_dims
+        The StableHLO attributes, 0-based; every constraint C1..C24 is checked.
+    indices_are_sorted : bool
+        A hint, accepted for compatibility.
+    unique_indices : bool
+        The caller's promise that no element is written twice; skips duplicate handling.
+        If the promise is broken the result is undefined.
+    update_computation : None, {"add", "mul", "min", "max"} or callable
+        How an update meets the value there: ``None`` replaces; a callable ``f(old, new)``
+        works elementwise on arrays of the input's namespace. Duplicates resolve as if
+        the updates were applied one by one in row-major order of ``updates`` (float add
+        and mul may differ from that only by reassociation rounding).
+    mode : {"drop", "drop_window", "clip", "promise_in_bounds"}
+        Out of bounds: ``"drop"`` skips each update element whose target is outside
+        ``input`` (the StableHLO spec); ``"drop_window"`` skips a whole window if any of it
+        is outside (XLA and JAX); ``"clip"`` moves each window inside; with
+        ``"promise_in_bounds"`` out-of-bounds starts are undefined.
+    copy : bool or None
+        ``True`` (default): a new array, ``input`` untouched. ``False``: write into
+        ``input`` and return it (an error for arrays that cannot be written, such as JAX
+        arrays or read-only NumPy arrays). ``None``: in place where possible.
+
+    Returns
+    -------
+    array
+        Of ``input``'s namespace, device, shape and dtype.
+
+    Examples
+    --------
+    Add rows of ones into rows 1, 1 and 3; the duplicate row accumulates:
+
+    >>> import numpy as np
+    >>> import indexops
+    >>> indexops.scatter(np.zeros((4, 2)), np.array([[1], [1], [3]]), np.ones((3, 2)),
+    ...     update_window_dims=(1,), inserted_window_dims=(0,),
+    ...     scatter_dims_to_operand_dims=(0,), index_vector_dim=1, update_computation="add")
+    array([[0., 0.],
+           [2., 2.],
+           [0., 0.],
+           [1., 1.]])
+    """
+    op = "scatter"
+    xp = namespace(op, input=input, scatter_indices=scatter_indices, updates=updates)
+    check_integer_array(op, "scatter_indices", scatter_indices, xp)
+    if updates.dtype != input.dtype:
+        raise type_error(
+            op, "updates.dtype", str(updates.dtype), f"the dtype of input ({input.dtype})", "C6"
+        )
+    if mode not in SCATTER_MODES:
+        raise value_error(op, "mode", mode, f"one of {SCATTER_MODES}")
+    combiner = _combiner(xp, input.dtype, update_computation)
+    plan = _scatter_plan(
+        tuple(input.shape),
+        tuple(scatter_indices.shape),
+        tuple(updates.shape),
+        as_tuple(op, "update_window_dims", update_window_dims),
+        as_tuple(op, "inserted_window_dims", inserted_window_dims),
+        as_tuple(op, "scatter_dims_to_operand_dims", scatter_dims_to_operand_dims),
+        as_int(op, "index_vector_dim", index_vector_dim),
+        as_tuple(op, "input_batching_dims", input_batching_dims),
+        as_tuple(op, "scatter_indices_batching_dims", scatter_indices_batching_dims),
+    )
+    in_place = writes_in_place(op, input, copy)
+    rows, values = _rows_and_values(xp, plan, scatter_indices, updates, mode)
+    return write_rows(
+        xp,
+        input,
+        plan.rows_shape,
+        rows,
+        values,
+        combiner,
+        in_place=in_place,
+        unique=bool(unique_indices),
+    )
+
+
+def _combiner(xp: ModuleType, dtype: Any, update_computation: Any) -> Combiner:
+    combiner = resolve("scatter", xp, update_computation)
+    if combiner.name not in (None, "replace") and xp.isdtype(dtype, "bool"):
+        raise type_error(
+            "scatter",
+            "update_computation",
+            update_computation,
+            "None or a callable for bool input (named combiners need a numeric dtype)",
+        )
+    return combiner
+
+
+def _rows_and_values(
+    xp: ModuleType, plan: WindowPlan, indices: Array, updates: Array, mode: str
+) -> tuple[Array, Array]:
+    """Target rows and their values, with out-of-bounds rows dropped or clipped."""
+    starts = start_vectors(xp, plan, indices)
+    inside = None
+    if mode == "clip":
+        starts = clamp_starts(xp, plan, starts)
+    elif mode != "promise_in_bounds":
+        if mode == "drop":
+            inside = rows_in_bounds(xp, plan, starts)
+        else:
+            inside = windows_in_bounds(xp, plan, starts)
+            inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.head_window_dims))
+        starts = safe_starts(xp, plan, starts)
+    rows = row_numbers(xp, plan, starts)
+    values = xp.permute_dims(updates, plan.from_layout)
+    values = xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
+    if inside is None:
+        return xp.reshape(rows, (-1,)), values
+    keep = xp.reshape(xp.broadcast_to(inside, rows.shape), (-1,))
+    return xp.reshape(rows, (-1,))[keep], values[keep, ...]
+
+
+@functools.lru_cache(maxsize=512)
+def _scatter_plan(
+    input_shape: tuple[int, ...],
+    index_shape: tuple[int, ...],
+    updates_shape: tuple[int, ...],
+    update_window_dims: tuple[int, ...],
+    inserted_window_dims: tuple[int, ...],
+    scatter_dims_to_operand_dims: tuple[int, ...],
+    index_vector_dim: int,
+    input_batching_dims: tuple[int, ...],
+    scatter_indices_batching_dims: tuple[int, ...],
+) -> WindowPlan:
+    """Validate every StableHLO scatter constraint, then plan (cached per shapes)."""
+    op = "scatter"
+    rank = len(input_shape)
+    index_rank = len(index_shape)
+    if rank != len(update_window_dims) + len(inserted_window_dims) + len(input_batching_dims):
+        raise value_error(
+            op,
+            "update_window_dims, inserted_window_dims, input_batching_dims",
+            (update_window_dims, inserted_window_dims, input_batching_dims),
+            f"their sizes must add up to rank(input) = {rank}",
+            "C2",
+        )
+    if not 0 <= index_vector_dim <= index_rank:
+        raise value_error(
+            op, "index_vector_dim", index_vector_dim, f"must be in [0, {index_rank}]", "C22"
+        )
+    check_unique(op, "update_window_dims", update_window_dims, "C7")
+    check_sorted(op, "update_window_dims", update_window_dims, "C7")
+    check_window_rank(op, "update_window_dims", update_window_dims, len(updates_shape), "C8")
+    dropped = inserted_window_dims + input_batching_dims
+    check_unique(op, "inserted_window_dims + input_batching_dims", dropped, "C9")
+    check_sorted(op, "inserted_window_dims", inserted_window_dims, "C10")
+    check_window_rank(op, "inserted_window_dims", inserted_window_dims, rank, "C11")
+    check_sorted(op, "input_batching_dims", input_batching_dims, "C12")
+    check_window_rank(op, "input_batching_dims", input_batching_dims, rank, "C13")
+    check_unique(op, "scatter_indices_batching_dims", scatter_indices_batching_dims, "C14")
+    check_window_rank(
+        op, "scatter_indices_batching_dims", scatter_indices_batching_dims, index_rank, "C15"
+    )
+    if index_vector_dim in scatter_indices_batching_dims:
+        raise value_error(
+            op,
+            "scatter_indices_batching_dims",
+            scatter_indices_batching_dims,
+            f"must not contain index_vector_dim={index_vector_dim}",
+            "C16",
+        )
+    if len(input_batching_dims) != len(scatter_indices_batching_dims):
+        raise value_error(
+            op,
+            "scatter_indices_batching_dims",
+            scatter_indices_batching_dims,
+            f"must have the size of input_batching_dims={input_batching_dims}",
+            "C17",
+        )
+    for input_dim, index_dim in zip(input_batching_dims, scatter_indices_batching_dims):
+        if input_shape[input_dim] != index_shape[index_dim]:
+            raise value_error(
+                op,
+                "scatter_indices_batching_dims",
+                scatter_indices_batching_dims,
+                f"dim {index_dim} of scatter_indices has size {index_shape[index_dim]} but "
+                f"input batching dim {input_dim} has size {input_shape[input_dim]}",
+                "C18",
+            )
+    vector_size = index_shape[index_vector_dim] if index_vector_dim < index_rank else 1
+    if len(scatter_dims_to_operand_dims) != vector_size:
+        raise value_error(
+            op,
+            "scatter_dims_to_operand_dims",
+            scatter_dims_to_operand_dims,
+            f"its size must equal the index vector size {vector_size} "
+            f"(dim {index_vector_dim} of scatter_indices with shape {index_shape})",
+            "C19",
+        )
+    check_unique(
+        op,
+        "scatter_dims_to_operand_dims + input_batching_dims",
+        scatter_dims_to_operand_dims + input_batching_dims,
+        "C20",
+    )
+    check_window_rank(op, "scatter_dims_to_operand_dims", scatter_dims_to_operand_dims, rank, "C21")
+    window_sizes = _window_sizes(
+        input_shape, index_shape, updates_shape, update_window_dims, dropped, index_vector_dim
+    )
+    return make_plan(
+        input_shape,
+        index_shape,
+        index_vector_dim=index_vector_dim,
+        start_map=scatter_dims_to_operand_dims,
+        batching_pairs=tuple(zip(input_batching_dims, scatter_indices_batching_dims)),
+        window_sizes=window_sizes,
+        collapsed_dims=inserted_window_dims,
+        layout_window_dims=update_window_dims,
+    )
+
+
+def _window_sizes(
+    input_shape: tuple[int, ...],
+    index_shape: tuple[int, ...],
+    updates_shape: tuple[int, ...],
+    update_window_dims: tuple[int, ...],
+    dropped: tuple[int, ...],
+    index_vector_dim: int,
+) -> tuple[int, ...]:
+    """Window size per input dim from the updates shape, checking scatter C4."""
+    batch = [n for d, n in enumerate(index_shape) if d != index_vector_dim]
+    scatter_sizes = [n for d, n in enumerate(updates_shape) if d not in update_window_dims]
+    window_dims = [d for d in range(len(input_shape)) if d not in dropped]
+    window = [updates_shape[d] for d in update_window_dims]
+    if scatter_sizes != batch:
+        raise value_error(
+            "scatter",
+            "updates.shape",
+            updates_shape,
+            f"its dims outside update_window_dims={update_window_dims} must be {tuple(batch)}, "
+            f"the shape of scatter_indices {index_shape} without index_vector_dim",
+            "C4",
+        )
+    sizes = [1] * len(input_shape)
+    for d, size in zip(window_dims, window):
+        if size > input_shape[d]:
+            raise value_error(
+                "scatter",
+                "updates.shape",
+                updates_shape,
+                f"window size {size} (updates dim {update_window_dims[window_dims.index(d)]}) "
+                f"exceeds input dim {d} of size {input_shape[d]}",
+                "C4",
+            )
+        sizes[d] = size
+    return tuple(sizes)
