@@ -1,0 +1,83 @@
+"""The array library a benchmark runs on: conversion from NumPy, copies and syncs."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """One backend on one device: how to move NumPy data there and wait for results."""
+
+    name: str  # "numpy", "torch", "cupy" or "jax"
+    device: str  # "cpu" or "cuda"
+    xp: ModuleType
+
+    def asarray(self, a: np.ndarray) -> Any:
+        """A copy of the NumPy array ``a`` on this backend (int32 indices on JAX)."""
+        if self.name == "numpy":
+            return np.array(a)
+        if self.name == "torch":
+            return self.xp.from_numpy(np.array(a)).to(self.device)
+        if self.name == "jax":
+            if a.dtype == np.int64:
+                a = a.astype(np.int32)
+            return self.xp.asarray(a)
+        return self.xp.asarray(a)
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        """The values of ``x`` as a NumPy array on the host."""
+        if self.name == "torch":
+            return x.detach().cpu().numpy()
+        if self.name == "cupy":
+            return self.xp.asnumpy(x)
+        return np.asarray(x)
+
+    def copy(self, x: Any) -> Any:
+        """A new array with the values of ``x`` (the native functional baseline's copy)."""
+        return x.clone() if self.name == "torch" else x.copy()
+
+    def sync(self, result: Any) -> None:
+        """Wait until ``result`` (and all queued work) is computed."""
+        if self.name == "jax":
+            import jax
+
+            jax.block_until_ready(result)
+        elif self.name == "torch" and self.device != "cpu":
+            self.xp.cuda.synchronize()
+        elif self.name == "cupy":
+            self.xp.cuda.Device().synchronize()
+
+
+def make_ctx(name: str, device: str = "cpu") -> Ctx:
+    """The :class:`Ctx` for ``name`` (numpy, torch, cupy, jax) on ``device``."""
+    if name == "numpy":
+        return Ctx("numpy", "cpu", np)
+    if name == "torch":
+        import torch
+
+        return Ctx("torch", device, torch)
+    if name == "cupy":
+        import cupy
+
+        return Ctx("cupy", "cuda", cupy)
+    if name == "jax":
+        import jax.numpy as jnp
+
+        return Ctx("jax", "cpu", jnp)
+    raise ValueError(f"unknown backend {name!r}")
+
+
+def jax_ctx() -> Ctx | None:
+    """The JAX peer (CPU), or None where JAX is not installed."""
+    if importlib.util.find_spec("jax") is None:
+        return None
+    import jax
+
+    jax.config.update("jax_platforms", "cpu")
+    return make_ctx("jax")

@@ -1,0 +1,292 @@
+"""Time every workload for indexops, the fastest native expression and ``jax.lax``.
+
+``python -m benchmarks.run --backend numpy [--quick]``; ``--backend torch --device cuda``
+and ``--backend cupy`` on a GPU machine. Prints a table of medians and ratios and writes
+``benchmarks/results/<backend>.json`` and ``ratios_<backend>.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .backends import Ctx, jax_ctx, make_ctx
+from .workloads import Case, build_all
+
+RESULTS = Path(__file__).parent / "results"
+JAX_LABEL = "jax.lax"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
+    parser.add_argument("--backend", choices=("numpy", "torch", "cupy"), default="numpy")
+    parser.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
+    parser.add_argument("--quick", action="store_true", help="small sizes, under a minute")
+    parser.add_argument("--repeats", type=int, default=None, help="samples per callable")
+    parser.add_argument("--only", default="", help="run workloads whose name contains this")
+    parser.add_argument("--no-jax", action="store_true", help="skip the jax.lax peer")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
+    return parser.parse_args(argv)
+
+
+def median_time(fn: Callable[[Any], Any], operand: Any, ctx: Ctx, calls: int) -> float:
+    """Seconds per call of one sample of ``calls`` calls, result synced."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        out = fn(operand)
+    ctx.sync(out)
+    return (time.perf_counter() - start) / calls
+
+
+Entry = tuple[Callable[[Any], Any], Any, Ctx]
+
+
+def entries(case: Case, ctx: Ctx, jx: Ctx | None) -> dict[str, Entry]:
+    """Every callable of ``case`` with its own fresh operand on its own backend."""
+    out: dict[str, Entry] = {}
+    for name, fn in case.indexops.items():
+        out[f"indexops {name}".strip()] = (fn, ctx.asarray(case.fresh()), ctx)
+    for name, fn in case.native.items():
+        out[f"native {name}"] = (fn, ctx.asarray(case.fresh()), ctx)
+    if case.jax is not None and jx is not None:
+        out[JAX_LABEL] = (case.jax, jx.asarray(case.fresh()), jx)
+    return out
+
+
+def check(case: Case, table: dict[str, Entry]) -> None:
+    """Run every callable once on a fresh operand; each must give the expected result."""
+    for label, (fn, _, ctx) in table.items():
+        got = ctx.to_numpy(fn(ctx.asarray(case.fresh())))
+        if case.exact:
+            ok = got.shape == case.expected.shape and np.array_equal(got, case.expected)
+        else:
+            ok = np.allclose(got, case.expected, rtol=1e-4, atol=1e-4)
+        if not ok:
+            raise AssertionError(f"{case.name}: {label} differs from the expected result")
+
+
+def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[float]]:
+    """``repeats`` samples of each callable, alternating (rotated order each round)."""
+    labels = list(table)
+    times: dict[str, list[float]] = {label: [] for label in labels}
+    for fn, operand, ctx in table.values():
+        ctx.sync(fn(operand))  # warm-up (and JAX compilation)
+    gc.collect()
+    gc.disable()
+    try:
+        for r in range(repeats):
+            shift = r % len(labels)
+            for label in labels[shift:] + labels[:shift]:
+                fn, operand, ctx = table[label]
+                times[label].append(median_time(fn, operand, ctx, calls))
+    finally:
+        gc.enable()
+    return times
+
+
+def peak_mib(case: Case, table: dict[str, Entry]) -> dict[str, float]:
+    """NumPy only: tracemalloc peak of one call (fresh operand), in MiB."""
+    peaks = {}
+    for label, (fn, _, ctx) in table.items():
+        if ctx.name != "numpy":
+            continue
+        operand = ctx.asarray(case.fresh())
+        gc.collect()
+        tracemalloc.start()
+        out = fn(operand)
+        peaks[label] = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        del out
+    return peaks
+
+
+def copy_bandwidth(ctx: Ctx, quick: bool) -> float:
+    """Device-to-device (host memcpy on CPU) copy bandwidth, GB/s of bytes read + written."""
+    n = (16 if quick else 64) * 2**20  # float32 elements: 64 or 256 MiB
+    src = ctx.asarray(np.ones(n, dtype=np.float32))
+    dst = ctx.asarray(np.zeros(n, dtype=np.float32))
+
+    def copy(x: Any) -> Any:
+        if ctx.name == "torch":
+            return dst.copy_(x)
+        dst[...] = x
+        return dst
+
+    ctx.sync(copy(src))
+    seconds = statistics.median(median_time(copy, src, ctx, 1) for _ in range(7))
+    return 2 * n * 4 / seconds / 1e9
+
+
+def summarise(
+    case: Case, times: dict[str, list[float]], peaks: dict[str, float], copy_gbps: float
+) -> list[dict[str, Any]]:
+    """One result row per indexops variant, against the fastest native candidate."""
+    med = {label: statistics.median(t) for label, t in times.items()}
+    natives = {k.removeprefix("native "): v for k, v in med.items() if k.startswith("native ")}
+    best = min(natives, key=natives.__getitem__)
+    jax_s = med.get(JAX_LABEL)
+    rows = []
+    for variant in case.indexops:
+        label = f"indexops {variant}".strip()
+        seconds = med[label]
+        ratio = seconds / natives[best]
+        row: dict[str, Any] = {
+            "workload": case.name,
+            "variant": variant,
+            "native": best,
+            "indexops_s": seconds,
+            "native_s": natives[best],
+            "ratio": ratio,
+            "target": case.target,
+            "meets_target": ratio <= case.target,
+            "native_candidates_s": natives,
+            "jax_s": jax_s,
+            "ratio_vs_jax": None if jax_s is None else seconds / jax_s,
+            "repeats": len(times[label]),
+            "calls_per_sample": case.calls,
+        }
+        if case.calls > 1:
+            row["indexops_us_per_call"] = seconds * 1e6
+            row["native_us_per_call"] = natives[best] * 1e6
+        if case.bytes_moved:
+            row["indexops_gbps"] = case.bytes_moved / seconds / 1e9
+            row["fraction_of_copy_bw"] = row["indexops_gbps"] / copy_gbps
+        if peaks:
+            row["peak_mib_indexops"] = peaks.get(label)
+            row["peak_mib_native"] = peaks.get(f"native {best}")
+        rows.append(row)
+    return rows
+
+
+def run_case(case: Case, ctx: Ctx, jx: Ctx | None, repeats: int, copy_gbps: float) -> list[dict]:
+    """Check, time and (NumPy) measure peak memory of one workload."""
+    table = entries(case, ctx, jx)
+    check(case, table)
+    times = sample(table, case.calls, repeats)
+    peaks = peak_mib(case, table) if ctx.name == "numpy" else {}
+    return summarise(case, times, peaks, copy_gbps)
+
+
+def fmt_time(seconds: float | None) -> str:
+    """A duration in ms, or in microseconds below 0.1 ms."""
+    if seconds is None:
+        return "-"
+    return f"{seconds * 1e6:.1f} us" if seconds < 1e-4 else f"{seconds * 1e3:.2f} ms"
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    """The results as a fixed-width table."""
+    head = (
+        "workload",
+        "variant",
+        "indexops",
+        "native (fastest)",
+        "ratio",
+        "tgt",
+        "jax.lax",
+        "/jax",
+    )
+    print(f"{head[0]:44} {head[1]:20} {head[2]:>10} {head[3]:>36} {head[4]:>6} "
+          f"{head[5]:>5} {head[6]:>10} {head[7]:>6}")  # fmt: skip
+    for r in rows:
+        native = f"{r['native']} {fmt_time(r['native_s'])}"
+        jax_ratio = "-" if r["ratio_vs_jax"] is None else f"{r['ratio_vs_jax']:.2f}"
+        mark = "ok" if r["meets_target"] else "MISS"
+        print(
+            f"{r['workload']:44} {r['variant']:20} {fmt_time(r['indexops_s']):>10} "
+            f"{native:>36} {r['ratio']:6.2f} {mark:>5} {fmt_time(r['jax_s']):>10} {jax_ratio:>6}"
+        )
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    info: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "numpy": np.__version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        names = [ln.split(":", 1)[1].strip() for ln in cpuinfo.read_text().splitlines()
+                 if ln.startswith("model name")]  # fmt: skip
+        info["cpu"] = names[0] if names else platform.processor()
+    for module in ("torch", "jax", "cupy"):
+        if module in sys.modules:
+            info[module] = sys.modules[module].__version__
+    if "torch" in sys.modules:
+        info["torch_threads"] = sys.modules["torch"].get_num_threads()
+    return info
+
+
+def plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
+    """Horizontal bars of indexops/native and indexops/jax.lax, log scale, targets marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['workload']} {r['variant']}".strip() for r in rows]
+    y = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(10, 0.38 * len(rows) + 1.5))
+    ax.barh(y - 0.2, [r["ratio"] for r in rows], 0.4, label="indexops / native")
+    jax = [r["ratio_vs_jax"] or 0 for r in rows]
+    ax.barh(y + 0.2, jax, 0.4, label="indexops / jax.lax (jit, CPU)")
+    ax.scatter([r["target"] for r in rows], y - 0.2, marker="|", color="red", s=200, label="target")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("ratio of medians (lower is better)")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmarks; write JSON and the plot."""
+    args = parse_args(argv)
+    ctx = make_ctx(args.backend, args.device)
+    jx = None if args.no_jax or ctx.device != "cpu" else jax_ctx()
+    repeats = args.repeats or (5 if args.quick else 11)
+    copy_gbps = copy_bandwidth(ctx, args.quick)
+    print(f"{args.backend} on {ctx.device}: copy bandwidth {copy_gbps:.1f} GB/s (read + write)")
+    rows: list[dict[str, Any]] = []
+    for build in build_all(ctx, args.quick, jx):
+        case = build()
+        if args.only not in case.name:
+            continue
+        rows.extend(run_case(case, ctx, jx, repeats, copy_gbps))
+        print(f"  done: {case.name}", flush=True)
+        del case
+        gc.collect()
+    print_table(rows)
+    tag = args.backend if ctx.device == "cpu" else f"{args.backend}-{ctx.device}"
+    tag += "-quick" if args.quick else ""
+    args.out.mkdir(parents=True, exist_ok=True)
+    meta = {"backend": args.backend, "device": ctx.device, "quick": args.quick,
+            "repeats": repeats, "copy_gbps": copy_gbps, "machine": machine()}  # fmt: skip
+    (args.out / f"{tag}.json").write_text(json.dumps({**meta, "results": rows}, indent=1))
+    plot(rows, args.out / f"ratios_{tag}.png", f"indexops on {tag}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,554 @@
+"""The benchmark workloads: one function per workload, each returning a :class:`Case`.
+
+A case holds the indexops callables (variants with the same semantics, e.g.
+``unique_indices=False`` and ``True``), the native candidates for the same work on the
+same backend (the runner times them all and takes the fastest as the baseline), an
+optional ``jax.lax`` peer (jit, CPU), and the expected result computed with NumPy.
+
+Every callable takes the operand (a fresh array per callable, made by the runner from
+``Case.fresh``) and returns the result; in-place callables write into the operand. All
+other inputs are closed over, already on the backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import indexops
+
+from .backends import Ctx
+
+Fn = Callable[[Any], Any]
+ROWS = {
+    "update_window_dims": (1,),
+    "inserted_window_dims": (0,),
+    "scatter_dims_to_operand_dims": (0,),
+    "index_vector_dim": 1,
+}
+ELEMENTS = {**ROWS, "update_window_dims": ()}
+
+
+@dataclass
+class Case:
+    """One workload, ready to time."""
+
+    name: str
+    fresh: Callable[[], np.ndarray]  # a new operand (host, NumPy)
+    indexops: dict[str, Fn]  # variant -> callable; the first is the headline
+    native: dict[str, Fn]  # candidates; the fastest median is the baseline
+    expected: np.ndarray
+    target: float = 1.10  # ratio indexops / native to meet
+    bytes_moved: int = 0  # payload bytes read + written (for bandwidth)
+    calls: int = 1  # calls per timed sample (small-call overhead)
+    jax: Fn | None = None
+    exact: bool = True  # False: float accumulation, compare with a tolerance
+    notes: list[str] = field(default_factory=list)
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(0)
+
+
+def _pick(full: int, quick: int, is_quick: bool) -> int:
+    return quick if is_quick else full
+
+
+def row_gather(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
+    """1. ``operand[rows]`` for random rows of a [262144, 128] f32 table."""
+    n, k, d = _pick(262144, 32768, quick), _pick(65536, 8192, quick), 128
+    rng = _rng()
+    host = rng.standard_normal((n, d), dtype=np.float32)
+    idx_host = rng.integers(0, n, k)
+    idx, idx2 = ctx.asarray(idx_host), ctx.asarray(idx_host[:, None])
+
+    def gather(mode: str) -> Fn:
+        attrs = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,)}
+        return lambda x: indexops.gather(
+            x, idx2, **attrs, index_vector_dim=1, slice_sizes=(1, d), mode=mode
+        )
+
+    if ctx.name == "torch":
+        native = {"index_select": lambda x: x.index_select(0, idx), "x[idx]": lambda x: x[idx]}
+    else:
+        native = {"take": lambda x: ctx.xp.take(x, idx, axis=0), "x[idx]": lambda x: x[idx]}
+    return Case(
+        "1 row gather",
+        lambda: host.copy(),
+        {"clip": gather("clip"), "promise_in_bounds": gather("promise_in_bounds")},
+        native,
+        host[idx_host],
+        bytes_moved=2 * k * d * 4 + k * 8,
+        jax=_jax_row_gather(jx, idx_host, d),
+    )
+
+
+def _jax_row_gather(jx: Ctx | None, idx_host: np.ndarray, d: int) -> Fn | None:
+    if jx is None:
+        return None
+    import jax
+    from jax import lax
+
+    dims = lax.GatherDimensionNumbers((1,), (0,), (0,))
+    idx = jx.asarray(idx_host[:, None])
+    mode = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+    fn = jax.jit(lambda x, i: lax.gather(x, i, dims, (1, d), mode=mode))
+    return lambda x: fn(x, idx)
+
+
+def scatter_add(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
+    """2. In-place add of 262144 rows into a [65536, 64] f32 table, random (repeating) rows."""
+    n, k, d = _pick(65536, 8192, quick), _pick(262144, 32768, quick), 64
+    rng = _rng()
+    host = rng.standard_normal((n, d), dtype=np.float32)
+    idx_host = rng.integers(0, n, k)
+    upd_host = rng.standard_normal((k, d), dtype=np.float32)
+    expected = host.astype(np.float64)
+    np.add.at(expected, idx_host, upd_host.astype(np.float64))
+    idx, idx2, upd = (ctx.asarray(a) for a in (idx_host, idx_host[:, None], upd_host))
+
+    def scatter(mode: str) -> Fn:
+        return lambda x: indexops.scatter(
+            x, idx2, upd, **ROWS, update_computation="add", mode=mode, copy=False
+        )
+
+    return Case(
+        "2 scatter-add, duplicates",
+        lambda: host.copy(),
+        {"drop": scatter("drop"), "promise_in_bounds": scatter("promise_in_bounds")},
+        _native_add(ctx, idx, upd),
+        expected.astype(np.float32),
+        bytes_moved=k * d * 4 * 3 + k * 8,
+        jax=_jax_scatter_add(jx, idx_host, upd_host),
+        exact=False,
+    )
+
+
+def _native_add(ctx: Ctx, idx: Any, upd: Any) -> dict[str, Fn]:
+    if ctx.name == "torch":
+        return {
+            "index_add_": lambda x: x.index_add_(0, idx, upd),
+            "index_put_(accumulate)": lambda x: x.index_put_((idx,), upd, accumulate=True),
+        }
+    if ctx.name == "cupy":
+        import cupyx
+
+        return {"cupyx.scatter_add": lambda x: (cupyx.scatter_add(x, idx, upd), x)[1]}
+    return {
+        "np.add.at rows": lambda x: (np.add.at(x, idx, upd), x)[1],
+        "np.add.at flat": lambda x: _add_at_flat(x, idx, upd),
+        "argsort+add.reduceat": lambda x: _add_sorted(x, idx, upd),
+        "bincount flat (f64)": lambda x: _add_bincount(x, idx, upd),
+    }
+
+
+def _flat_index(idx: np.ndarray, d: int) -> np.ndarray:
+    return (idx[:, None] * d + np.arange(d)).reshape(-1)
+
+
+def _add_at_flat(x: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> np.ndarray:
+    """``np.add.at`` on the flat element index (NumPy's 1-D fast path)."""
+    np.add.at(x.reshape(-1), _flat_index(idx, x.shape[1]), upd.reshape(-1))
+    return x
+
+
+def _add_sorted(x: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> np.ndarray:
+    """Sort the rows, sum runs of equal rows with ``reduceat``, add once per distinct row."""
+    order = np.argsort(idx, kind="stable")
+    ordered = idx[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    x[ordered[starts]] += np.add.reduceat(upd[order], starts, axis=0)
+    return x
+
+
+def _add_bincount(x: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> np.ndarray:
+    """Sum per flat element with ``bincount`` (float64), add into ``x``."""
+    sums = np.bincount(_flat_index(idx, x.shape[1]), upd.reshape(-1), minlength=x.size)
+    x += sums.reshape(x.shape).astype(x.dtype)
+    return x
+
+
+def _jax_scatter_add(jx: Ctx | None, idx_host: np.ndarray, upd_host: np.ndarray) -> Fn | None:
+    if jx is None:
+        return None
+    import jax
+    from jax import lax
+
+    dims = lax.ScatterDimensionNumbers((1,), (0,), (0,))
+    idx, upd = jx.asarray(idx_host[:, None]), jx.asarray(upd_host)
+    mode = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+    fn = jax.jit(lambda x, i, u: lax.scatter_add(x, i, u, dims, mode=mode))
+    return lambda x: fn(x, idx, upd)
+
+
+def paged_kv_write(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
+    """3. ``scatter_update`` of 4096 tokens into a [2048, 16, 1, 1024] cache, in place."""
+    blocks, size, d = _pick(2048, 256, quick), 16, 1024
+    b, s = 4, _pick(1024, 128, quick)
+    rng = _rng()
+    host = rng.standard_normal((blocks, size, 1, d), dtype=np.float32)
+    slots_host = rng.permutation(blocks * size)[: b * s].reshape(b, s)
+    src_host = rng.standard_normal((b, s, 1, d), dtype=np.float32)
+    expected = host.reshape(-1, d).copy()
+    expected[slots_host.reshape(-1)] = src_host.reshape(-1, d)
+    slots, src = ctx.asarray(slots_host), ctx.asarray(src_host)
+    flat_slots, flat_src = ctx.asarray(slots_host.reshape(-1)), ctx.asarray(src_host.reshape(-1, d))
+    return Case(
+        "3 paged KV write (in place)",
+        lambda: host.copy(),
+        {"scatter_update": lambda x: indexops.scatter_update(x, -2, slots, src)},
+        _native_rows_set(ctx, flat_slots, flat_src, d),
+        expected.reshape(host.shape),
+        bytes_moved=2 * b * s * d * 4 + b * s * 8,
+        jax=_jax_rows_set(jx, slots_host.reshape(-1), src_host.reshape(-1, d)),
+    )
+
+
+def _native_rows_set(ctx: Ctx, rows: Any, values: Any, d: int) -> dict[str, Fn]:
+    def fancy(x: Any) -> Any:
+        x.reshape(-1, d)[rows] = values
+        return x
+
+    if ctx.name == "torch":
+        return {
+            "index_copy_": lambda x: (x.view(-1, d).index_copy_(0, rows, values), x)[1],
+            "x[idx] = v": fancy,
+        }
+    return {"fancy assignment": fancy}
+
+
+def _jax_rows_set(jx: Ctx | None, rows_host: np.ndarray, values_host: np.ndarray) -> Fn | None:
+    if jx is None:
+        return None
+    import jax
+
+    rows, values = jx.asarray(rows_host), jx.asarray(values_host)
+    d = values_host.shape[1]
+
+    def write(x: Any, r: Any, v: Any) -> Any:
+        flat = x.reshape(-1, d).at[r].set(v, unique_indices=True, mode="promise_in_bounds")
+        return flat.reshape(x.shape)
+
+    fn = jax.jit(write)
+    return lambda x: fn(x, rows, values)
+
+
+def element_scatter(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
+    """4. Replace 4M unique positions of a 16M f32 vector, functionally (a new array)."""
+    n, k = _pick(1 << 24, 1 << 21, quick), _pick(1 << 22, 1 << 19, quick)
+    rng = _rng()
+    host = rng.standard_normal(n, dtype=np.float32)
+    idx_host = rng.permutation(n)[:k]
+    upd_host = rng.standard_normal(k, dtype=np.float32)
+    expected = host.copy()
+    expected[idx_host] = upd_host
+    idx, idx2, upd = (ctx.asarray(a) for a in (idx_host, idx_host[:, None], upd_host))
+
+    def scatter(unique: bool, mode: str) -> Fn:
+        return lambda x: indexops.scatter(
+            x, idx2, upd, **ELEMENTS, unique_indices=unique, mode=mode
+        )
+
+    return Case(
+        "4 element scatter 1-D (copy)",
+        lambda: host.copy(),
+        {
+            "unique=False": scatter(False, "drop"),
+            "unique=True": scatter(True, "drop"),
+            "unique=True,promise": scatter(True, "promise_in_bounds"),
+        },
+        _native_element_set(ctx, idx, upd),
+        expected,
+        bytes_moved=2 * n * 4 + 2 * k * 4 + k * 8,
+        jax=_jax_element_set(jx, idx_host, upd_host),
+    )
+
+
+def _native_element_set(ctx: Ctx, idx: Any, upd: Any) -> dict[str, Fn]:
+    def fancy(x: Any) -> Any:
+        out = ctx.copy(x)
+        out[idx] = upd
+        return out
+
+    if ctx.name == "torch":
+        return {"clone+x[idx]=": fancy, "index_copy": lambda x: x.index_copy(0, idx, upd)}
+    if ctx.name == "numpy":
+        return {"copy+x[idx]=": fancy, "copy+np.put": lambda x: _put(x, idx, upd)}
+    return {"copy+x[idx]=": fancy}
+
+
+def _put(x: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    np.put(out, idx, upd)
+    return out
+
+
+def _jax_element_set(jx: Ctx | None, idx_host: np.ndarray, upd_host: np.ndarray) -> Fn | None:
+    if jx is None:
+        return None
+    import jax
+
+    idx, upd = jx.asarray(idx_host), jx.asarray(upd_host)
+    fn = jax.jit(lambda x, i, u: x.at[i].set(u, unique_indices=True, mode="promise_in_bounds"))
+    return lambda x: fn(x, idx, upd)
+
+
+def dynamic_update(ctx: Ctx, quick: bool, jx: Ctx | None, copy: bool) -> Case:
+    """5. ``dynamic_update_slice`` of a [1024, 1024] block into [4096, 4096] f32."""
+    n, m = _pick(4096, 1024, quick), _pick(1024, 256, quick)
+    start = (n // 3, n // 5)
+    rng = _rng()
+    host = rng.standard_normal((n, n), dtype=np.float32)
+    upd_host = rng.standard_normal((m, m), dtype=np.float32)
+    key = (slice(start[0], start[0] + m), slice(start[1], start[1] + m))
+    expected = host.copy()
+    expected[key] = upd_host
+    upd = ctx.asarray(upd_host)
+    moved = (2 * n * n * 4 if copy else 0) + 2 * m * m * 4
+    return Case(
+        f"5 dynamic_update_slice ({'copy' if copy else 'in place'})",
+        lambda: host.copy(),
+        {"": lambda x: indexops.dynamic_update_slice(x, upd, start, copy=copy)},
+        {"x[a:b, c:d] = u": _native_window_set(ctx, key, upd, copy)},
+        expected,
+        bytes_moved=moved,
+        jax=_jax_dynamic_update(jx, upd_host, start) if copy else None,
+    )
+
+
+def _native_window_set(ctx: Ctx, key: tuple[slice, ...], values: Any, copy: bool) -> Fn:
+    def assign(x: Any) -> Any:
+        out = ctx.copy(x) if copy else x
+        out[key] = values
+        return out
+
+    return assign
+
+
+def _jax_dynamic_update(jx: Ctx | None, upd_host: np.ndarray, start: tuple[int, int]) -> Fn | None:
+    if jx is None:
+        return None
+    import jax
+    from jax import lax
+
+    upd = jx.asarray(upd_host)
+    fn = jax.jit(lambda x, u: lax.dynamic_update_slice(x, u, start))
+    return lambda x: fn(x, upd)
+
+
+def strided_slice_scatter(ctx: Ctx, quick: bool, jx: Ctx | None, copy: bool) -> Case:
+    """6. ``slice_scatter`` into every 2nd row and 3rd column of [4096, 4096] f32."""
+    n = _pick(4096, 1024, quick)
+    key = (slice(0, n, 2), slice(0, n, 3))
+    rng = _rng()
+    host = rng.standard_normal((n, n), dtype=np.float32)
+    upd_host = rng.standard_normal(host[key].shape, dtype=np.float32)
+    expected = host.copy()
+    expected[key] = upd_host
+    upd = ctx.asarray(upd_host)
+    moved = (2 * n * n * 4 if copy else 0) + 2 * upd_host.nbytes
+
+    def op(x: Any) -> Any:
+        return indexops.slice_scatter(x, upd, [0, 0], [n, n], [2, 3], [0, 1], copy=copy)
+
+    return Case(
+        f"6 strided slice_scatter ({'copy' if copy else 'in place'})",
+        lambda: host.copy(),
+        {"": op},
+        {"x[::2, ::3] = u": _native_window_set(ctx, key, upd, copy)},
+        expected,
+        bytes_moved=moved,
+        jax=_jax_strided(jx, upd_host, key) if copy else None,
+    )
+
+
+def _jax_strided(jx: Ctx | None, upd_host: np.ndarray, key: tuple[slice, ...]) -> Fn | None:
+    if jx is None:
+        return None
+    import jax
+
+    upd = jx.asarray(upd_host)
+    fn = jax.jit(lambda x, u: x.at[key].set(u))
+    return lambda x: fn(x, upd)
+
+
+def build_all(ctx: Ctx, quick: bool, jx: Ctx | None) -> list[Callable[[], Case]]:
+    """Builders for every workload (built lazily, one at a time, to bound memory)."""
+    return [
+        lambda: row_gather(ctx, quick, jx),
+        lambda: scatter_add(ctx, quick, jx),
+        lambda: paged_kv_write(ctx, quick, jx),
+        lambda: element_scatter(ctx, quick, jx),
+        lambda: dynamic_update(ctx, quick, jx, copy=True),
+        lambda: dynamic_update(ctx, quick, jx, copy=False),
+        lambda: strided_slice_scatter(ctx, quick, jx, copy=True),
+        lambda: strided_slice_scatter(ctx, quick, jx, copy=False),
+        *small_calls(ctx, quick, jx),
+    ]
+
+
+def small_calls(ctx: Ctx, quick: bool, jx: Ctx | None) -> list[Callable[[], Case]]:
+    """7. Every op on tiny arrays (8 rows of a [16, 16] f32 table): per-call overhead."""
+    calls = _pick(2000, 300, quick)
+    return [lambda make=make: _small(ctx, jx, calls, *make()) for make in _SMALL]
+
+
+def _small(
+    ctx: Ctx, jx: Ctx | None, calls: int, name: str, ops: dict[str, Any], exact: bool = True
+) -> Case:
+    """A small-call case from the op table: indexops, native (NumPy-like) and JAX forms."""
+    host = np.arange(256, dtype=np.float32).reshape(ops.get("shape", (16, 16)))
+    inputs = {k: ctx.asarray(v) for k, v in _SMALL_INPUTS.items()}
+    expected = np.array(ops["native"](host.copy(), _SMALL_INPUTS))
+    jax_fn = None
+    if jx is not None and "jax" in ops:
+        import jax
+
+        jax_inputs = {k: jx.asarray(v) for k, v in _SMALL_INPUTS.items()}
+        fn = jax.jit(ops["jax"])
+        jax_fn = lambda x: fn(x, jax_inputs)  # noqa: E731
+    return Case(
+        f"7 small: {name}",
+        lambda: host.copy(),
+        {"": lambda x: ops["indexops"](x, inputs)},
+        {"native": lambda x: ops["native"](x, inputs)},
+        expected,
+        target=3.0,
+        calls=calls,
+        jax=jax_fn,
+        exact=exact,
+    )
+
+
+_SMALL_INPUTS = {
+    "rows": np.array([3, 1, 4, 1, 5, 9, 2, 6]),
+    "unique": np.array([3, 1, 4, 0, 5, 9, 2, 6]),
+    "values": np.ones((8, 16), dtype=np.float32),
+    "block": np.ones((4, 4), dtype=np.float32),
+    "strided": np.ones((8, 6), dtype=np.float32),
+    "slots": np.array([[3, 1, 4, 0, 5, 9, 2, 6]]),
+    "tokens": np.ones((1, 8, 1, 16), dtype=np.float32),
+}
+
+
+def _np_add_at(x: Any, i: dict[str, Any]) -> Any:
+    if hasattr(x, "index_add_"):
+        return x.index_add_(0, i["rows"], i["values"])
+    if type(x).__module__.startswith("cupy"):
+        import cupyx
+
+        cupyx.scatter_add(x, i["rows"], i["values"])
+        return x
+    np.add.at(x, i["rows"], i["values"])
+    return x
+
+
+def _set_rows(x: Any, i: dict[str, Any]) -> Any:
+    x[i["unique"]] = i["values"]
+    return x
+
+
+def _set_block(x: Any, i: dict[str, Any]) -> Any:
+    x[5:9, 7:11] = i["block"]
+    return x
+
+
+def _set_strided(x: Any, i: dict[str, Any]) -> Any:
+    x[::2, ::3] = i["strided"]
+    return x
+
+
+def _set_slots(x: Any, i: dict[str, Any]) -> Any:
+    x.reshape(-1, 16)[i["slots"].reshape(-1)] = i["tokens"].reshape(-1, 16)
+    return x
+
+
+_GATHER = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,)}
+
+
+def _small_gather() -> tuple[str, dict[str, Any]]:
+    return "gather 8 rows", {
+        "indexops": lambda x, i: indexops.gather(
+            x, i["rows"][:, None], **_GATHER, index_vector_dim=1, slice_sizes=(1, 16)
+        ),
+        "native": lambda x, i: x[i["rows"]],
+        "jax": lambda x, i: x[i["rows"]],
+    }
+
+
+def _small_scatter_add() -> tuple[str, dict[str, Any], bool]:
+    return (
+        "scatter add 8 rows (in place)",
+        {
+            "indexops": lambda x, i: indexops.scatter(
+                x, i["rows"][:, None], i["values"], **ROWS, update_computation="add", copy=False
+            ),
+            "native": _np_add_at,
+            "jax": lambda x, i: x.at[i["rows"]].add(i["values"]),
+        },
+        False,
+    )
+
+
+def _small_scatter_set() -> tuple[str, dict[str, Any]]:
+    return "scatter replace 8 rows (in place)", {
+        "indexops": lambda x, i: indexops.scatter(
+            x, i["unique"][:, None], i["values"], **ROWS, copy=False
+        ),
+        "native": _set_rows,
+        "jax": lambda x, i: x.at[i["unique"]].set(i["values"]),
+    }
+
+
+def _small_dynamic_slice() -> tuple[str, dict[str, Any]]:
+    return "dynamic_slice 4x4", {
+        "indexops": lambda x, i: indexops.dynamic_slice(x, (5, 7), (4, 4)),
+        "native": lambda x, i: x[5:9, 7:11],
+        "jax": lambda x, i: __import__("jax").lax.dynamic_slice(x, (5, 7), (4, 4)),
+    }
+
+
+def _small_dynamic_update() -> tuple[str, dict[str, Any]]:
+    return "dynamic_update_slice 4x4 (in place)", {
+        "indexops": lambda x, i: indexops.dynamic_update_slice(x, i["block"], (5, 7), copy=False),
+        "native": _set_block,
+        "jax": lambda x, i: __import__("jax").lax.dynamic_update_slice(x, i["block"], (5, 7)),
+    }
+
+
+def _small_slice_scatter() -> tuple[str, dict[str, Any]]:
+    return "slice_scatter ::2, ::3 (in place)", {
+        "indexops": lambda x, i: indexops.slice_scatter(
+            x, i["strided"], [0, 0], [16, 16], [2, 3], copy=False
+        ),
+        "native": _set_strided,
+        "jax": lambda x, i: x.at[::2, ::3].set(i["strided"]),
+    }
+
+
+def _small_scatter_update() -> tuple[str, dict[str, Any]]:
+    return "scatter_update 8 tokens (in place)", {
+        "indexops": lambda x, i: indexops.scatter_update(x, -2, i["slots"], i["tokens"]),
+        "native": _set_slots,
+        "jax": lambda x, i: (
+            x.reshape(-1, 16)
+            .at[i["slots"].reshape(-1)]
+            .set(i["tokens"].reshape(-1, 16))
+            .reshape(x.shape)
+        ),
+        "shape": (4, 4, 1, 16),
+    }
+
+
+_SMALL = [
+    _small_gather,
+    _small_scatter_add,
+    _small_scatter_set,
+    _small_dynamic_slice,
+    _small_dynamic_update,
+    _small_slice_scatter,
+    _small_scatter_update,
+]
