@@ -1,0 +1,74 @@
+"""Dtype names as PyPTO spells them, and their sizes.
+
+Users may name a dtype as in PyPTO (``DT_FP32``), as in the seed (``fp32``), as NumPy
+(``float32``), or pass a NumPy, ml_dtypes, torch or JAX dtype: all become one canonical
+short name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from indexops._errors import type_error
+
+SIZES = {
+    "fp32": 4, "fp16": 2, "bf16": 2, "fp64": 8,
+    "int64": 8, "int32": 4, "int16": 2, "int8": 1,
+    "uint64": 8, "uint32": 4, "uint16": 2, "uint8": 1, "bool": 1,
+}  # fmt: skip
+"""Bytes per element of every dtype the emulator can name."""
+
+VALUE_DTYPES = ("fp32", "fp16", "bf16", "int32", "int16")
+"""Dtypes PyPTO's ``scatter_update`` documents for ``input`` and ``src``."""
+
+INDEX_DTYPES = ("int64", "int32", "int16")
+"""Dtypes PyPTO's ``scatter_update`` accepts for ``index``."""
+
+_ALIASES = {
+    "float32": "fp32", "float": "fp32", "float16": "fp16", "half": "fp16",
+    "bfloat16": "bf16", "float64": "fp64", "double": "fp64", "long": "int64",
+    "int": "int32", "short": "int16",
+}  # fmt: skip
+
+
+def dtype_name(dtype: Any, arg: str = "dtype") -> str:
+    """The canonical short name of ``dtype`` (a name or a dtype object of any library).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dtype_name("DT_BF16"), dtype_name(np.float32), dtype_name("int64")
+    ('bf16', 'fp32', 'int64')
+    """
+    text = getattr(dtype, "__name__", None) if isinstance(dtype, type) else None
+    text = (text or str(dtype)).lower()
+    for prefix in ("torch.", "dt_", "<class 'numpy.", "numpy."):
+        text = text.removeprefix(prefix)
+    text = text.rstrip("'>")
+    name = _ALIASES.get(text, text)
+    if name not in SIZES:
+        raise type_error("indexops_npu", arg, dtype, f"one of {sorted(SIZES)} (or an alias)")
+    return name
+
+
+def itemsize(name: str) -> int:
+    """Bytes per element of the canonical dtype ``name``."""
+    return SIZES[name]
+
+
+def numpy_dtype(name: str) -> Any:
+    """The NumPy dtype of a canonical name; ``bf16`` needs ml_dtypes.
+
+    Examples
+    --------
+    >>> numpy_dtype("fp16")
+    dtype('float16')
+    """
+    import numpy as np
+
+    if name == "bf16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    numpy_names = {"fp32": "float32", "fp16": "float16", "fp64": "float64"}
+    return np.dtype(numpy_names.get(name, name))

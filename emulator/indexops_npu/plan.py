@@ -1,0 +1,152 @@
+"""The planner: every legal (view, tile) of a problem, ranked by the cost model.
+
+Candidate views and tiles take, on each index axis, the powers of two below the extent and
+the extent itself (2-D tiles: the divisors of ``s``, and under ``rules="pypto-0.2.0"``
+multiples of ``s`` too). The estimate assumes every token stores a row (no padding).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from indexops._backend import as_tuple
+
+from .cost import Estimate, estimate
+from .dtypes import dtype_name, itemsize
+from .hardware import ATLAS_A2, Hardware
+from .rules import CheckResult, RuleViolationError, check_scatter_update
+from .tiling import tile_grid
+
+OP = "plan_scatter_update"
+_TILING_KINDS = ("view_invalid", "tile_invalid", "tile_d_mismatch", "ub_overflow")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One legal tiling and its estimate."""
+
+    view_shape: tuple[int, ...]
+    tile_shape: tuple[int, ...]
+    views: int
+    tiles: int
+    ub_bytes: int
+    estimate: Estimate
+
+    def __str__(self) -> str:
+        view = "x".join(map(str, self.view_shape))
+        tile = "x".join(map(str, self.tile_shape))
+        return (
+            f"view {view:>16}  tile {tile:>14}  views {self.views:>5}  tiles {self.tiles:>6}  "
+            f"UB {self.ub_bytes:>6} B  {self.estimate.time_s * 1e6:9.2f} us "
+            f"({self.estimate.bound})"
+        )
+
+
+def plan_scatter_update(
+    input_shape: Sequence[int],
+    index_shape: Sequence[int],
+    *,
+    dtype: Any,
+    index_dtype: Any,
+    hardware: Hardware = ATLAS_A2,
+    rules: str = "doc",
+) -> list[Plan]:
+    """The legal tilings of a ``scatter_update``, best estimated time first.
+
+    Parameters
+    ----------
+    input_shape, index_shape : sequence of int
+        The cache (or 2-D table) and the index; src is ``[b*s, d]`` or ``[b, s, 1, d]``.
+    dtype, index_dtype : str or dtype
+        As for :func:`~indexops_npu.check_scatter_update`.
+    hardware : Hardware
+        The device profile.
+    rules : {"doc", "pypto-0.2.0"}
+        The rule set the tilings must pass.
+
+    Returns
+    -------
+    list of Plan
+        Sorted by estimated time, then fewer views and tiles.
+
+    Raises
+    ------
+    RuleViolationError
+        When the problem itself (not its tiling) breaks the rules.
+    """
+    input_shape = as_tuple(OP, "input_shape", input_shape)
+    index_shape = as_tuple(OP, "index_shape", index_shape)
+    value, index = dtype_name(dtype), dtype_name(index_dtype, "index_dtype")
+    src_shape = _src_shape(input_shape, index_shape)
+    plans = []
+    for view, tile in _candidates(input_shape, index_shape, rules):
+        result = check_scatter_update(
+            input_shape,
+            index_shape,
+            src_shape,
+            dtype=value,
+            index_dtype=index,
+            view_shape=view,
+            tile_shape=tile,
+            hardware=hardware,
+            rules=rules,
+        )
+        _raise_for_problem(result)
+        if result.ok:
+            plans.append(_plan(result, view, tile, input_shape, index_shape, value, index))
+    return sorted(plans, key=lambda p: (p.estimate.time_s, p.views, p.tiles))
+
+
+def _src_shape(input_shape: tuple[int, ...], index_shape: tuple[int, ...]) -> tuple[int, ...]:
+    if len(index_shape) != 2 or len(input_shape) not in (2, 4):
+        return input_shape
+    b, s = index_shape
+    return (b * s, input_shape[-1]) if len(input_shape) == 2 else (b, s, 1, input_shape[-1])
+
+
+def _sizes(n: int) -> list[int]:
+    """Powers of two below ``n``, and ``n``."""
+    return sorted({2**k for k in range(max(n, 1).bit_length()) if 2**k < n} | {max(n, 1)})
+
+
+def _candidates(
+    input_shape: tuple[int, ...], index_shape: tuple[int, ...], rules: str
+) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
+    b, s = index_shape if len(index_shape) == 2 else (1, 1)
+    d = input_shape[-1] if input_shape else 1
+    if len(input_shape) != 4:
+        divisors = [n for n in range(1, max(s, 1) + 1) if s % n == 0]
+        for view_b in _sizes(b):
+            multiples = [k * s for k in _sizes(view_b) if k > 1] if rules != "doc" else []
+            for tile_bs in divisors + multiples:
+                yield (view_b * s, d), (tile_bs, d)
+        return
+    for view_b, view_s in itertools.product(_sizes(b), _sizes(s)):
+        for tile_b, tile_s in itertools.product(_sizes(view_b), _sizes(view_s)):
+            yield (view_b, view_s, 1, d), (tile_b, tile_s, 1, d)
+
+
+def _raise_for_problem(result: CheckResult) -> None:
+    problems = [v for v in result.violations if v.kind not in _TILING_KINDS]
+    if problems:
+        raise RuleViolationError(OP, result)
+
+
+def _plan(
+    result: CheckResult,
+    view: tuple[int, ...],
+    tile: tuple[int, ...],
+    input_shape: tuple[int, ...],
+    index_shape: tuple[int, ...],
+    value: str,
+    index: str,
+) -> Plan:
+    assert result.tiling is not None and result.ub_bytes is not None
+    b, s = index_shape
+    grid = tile_grid(b, s, input_shape[-1], result.tiling)
+    cost = estimate(grid, grid.rows, itemsize(value), itemsize(index), result.hardware)
+    views = int(grid.view.max()) + 1
+    return Plan(view, tile, views, grid.count, result.ub_bytes, cost)

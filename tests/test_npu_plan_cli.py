@@ -1,0 +1,134 @@
+"""indexops_npu planner and the indexops-npu command."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from indexops_npu import RuleViolationError, check_scatter_update, plan_scatter_update
+from indexops_npu.cli import DEFAULT, main, random_problem
+
+
+def test_plans_are_legal_and_ranked():
+    plans = plan_scatter_update((64, 16, 1, 128), (8, 32), dtype="fp16", index_dtype="int32")
+    assert plans
+    times = [p.estimate.time_s for p in plans]
+    assert times == sorted(times)
+    for plan in plans[:20]:
+        result = check_scatter_update(
+            (64, 16, 1, 128),
+            (8, 32),
+            (8, 32, 1, 128),
+            dtype="fp16",
+            index_dtype="int32",
+            view_shape=plan.view_shape,
+            tile_shape=plan.tile_shape,
+        )
+        assert result.ok and result.ub_bytes == plan.ub_bytes <= 196608
+
+
+def test_2d_plans_follow_the_rule_set():
+    doc = plan_scatter_update((40, 8), (4, 6), dtype="fp32", index_dtype="int64")
+    assert {p.tile_shape[0] for p in doc} == {1, 2, 3, 6}
+    loose = plan_scatter_update(
+        (40, 8), (4, 6), dtype="fp32", index_dtype="int64", rules="pypto-0.2.0"
+    )
+    assert {12, 24} <= {p.tile_shape[0] for p in loose}
+
+
+def test_large_rows_leave_only_small_tiles():
+    plans = plan_scatter_update((256, 128, 1, 576), (8, 256), dtype="bf16", index_dtype="int64")
+    assert all(p.ub_bytes <= 196608 for p in plans)
+    assert max(p.tile_shape[0] * p.tile_shape[1] for p in plans) == 128  # 169 fit; pow2 128
+
+
+def test_plan_of_a_bad_problem_raises():
+    with pytest.raises(RuleViolationError, match="dtype"):
+        plan_scatter_update((8, 4), (2, 2), dtype="fp64", index_dtype="int64")
+
+
+def test_cli_defaults(capsys):
+    assert main(["plan"]) == 0
+    out = capsys.readouterr().out
+    assert "legal tilings" in out and "us (" in out
+    assert main(["run"]) == 0
+    out = capsys.readouterr().out
+    assert "result equals indexops.scatter_update: yes" in out and "tiles" in out
+    assert main(["check"]) == 0
+    assert "OK under rules='doc'" in capsys.readouterr().out
+
+
+def test_cli_check_reports_violations(capsys):
+    code = main(
+        [
+            "check",
+            "--input",
+            "256x128x1x576",
+            "--index",
+            "8x256",
+            "--view",
+            "8x256x1x576",
+            "--tile",
+            "1x256x1x576",
+            "--dtype",
+            "bf16",
+        ]
+    )
+    assert code == 1
+    assert "ub_overflow" in capsys.readouterr().out
+
+
+def test_cli_run_2d_pypto_rules_and_plot(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "plan.png"
+    code = main(
+        [
+            "run",
+            "--input",
+            "64x32",
+            "--index",
+            "4x8",
+            "--dtype",
+            "fp16",
+            "--view",
+            "32x32",
+            "--tile",
+            "16x32",
+            "--rules",
+            "pypto-0.2.0",
+            "--hardware",
+            "a3",
+            "--plot",
+            str(png),
+        ]
+    )
+    assert code == 0 and png.exists()
+    assert "yes" in capsys.readouterr().out
+
+
+def test_cli_bad_arguments(capsys):
+    with pytest.raises(SystemExit):
+        main(["plan", "--input", "12xq"])
+    assert main(["plan", "--index", "8"]) == 2
+    assert main(["plan", "--dtype", "fp64"]) == 1
+    assert "error" in capsys.readouterr().err
+
+
+def test_random_problem_is_a_decode_write():
+    input, index, src = random_problem(DEFAULT, seed=1, padding=0.0)
+    assert input.shape == DEFAULT.input_shape and src.shape == (64, 2, 1, 576)
+    assert (index[:, 1] == index[:, 0] + 1).all()  # consecutive slots per sequence
+    assert len(np.unique(index // 128)) == 64  # one block each
+
+
+def test_python_dash_m():
+    done = subprocess.run(
+        [sys.executable, "-m", "indexops_npu", "plan", "--top", "3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and "legal tilings" in done.stdout

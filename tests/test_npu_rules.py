@@ -1,0 +1,219 @@
+"""indexops_npu rules: every violation kind, doc vs PyPTO 0.2.0, and the UB formula."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from indexops_npu import ATLAS_A2, ATLAS_A3, KINDS, Hardware, check_scatter_update
+
+from indexops import IndexOpsTypeError, IndexOpsValueError
+
+UB = 196608
+SIZES = {"fp32": 4, "fp16": 2, "bf16": 2, "int32": 4, "int16": 2, "int64": 8}
+
+# PyPTO's ST case ScatterUpdate_test_2: input [15, 8], index [5, 2], src [10, 8], fp32/int64.
+ST_2D = dict(
+    input_shape=(15, 8), index_shape=(5, 2), src_shape=(10, 8), dtype="fp32",
+    index_dtype="int64", view_shape=(4, 8), tile_shape=(2, 8),
+)  # fmt: skip
+CACHE_4D = dict(
+    input_shape=(4, 8, 1, 16), index_shape=(3, 4), src_shape=(3, 4, 1, 16), dtype="fp16",
+    index_dtype="int32", view_shape=(2, 4, 1, 16), tile_shape=(1, 2, 1, 16),
+)  # fmt: skip
+
+
+def check(base: dict, rules: str = "doc", **changes):
+    return check_scatter_update(**{**base, **changes}, rules=rules)
+
+
+def test_valid_cases_pass_both_rule_sets():
+    for base in (ST_2D, CACHE_4D):
+        for rules in ("doc", "pypto-0.2.0"):
+            result = check(base, rules)
+            assert result.ok and not result.violations and not result.warnings, result
+
+
+def literal_ub(tile_b, tile_s, d, dtype, index_dtype):
+    """The formula of the reference note, written out."""
+
+    def align32(n):
+        return (n + 31) // 32 * 32
+
+    return tile_b * tile_s * align32(d * SIZES[dtype]) + tile_b * align32(
+        tile_s * SIZES[index_dtype]
+    )
+
+
+def test_ub_of_the_documented_cases():
+    assert check(ST_2D).ub_bytes == literal_ub(1, 2, 8, "fp32", "int64") == 96
+    assert check(CACHE_4D).ub_bytes == 2 * 32 + 32
+    # index [102, 2] int64 was allocated as <102 x 4 x INT64>: index rows padded to 32 bytes
+    big = dict(CACHE_4D, input_shape=(64, 8, 1, 8), index_shape=(102, 2),
+               src_shape=(102, 2, 1, 8), dtype="fp32", index_dtype="int64",
+               view_shape=(102, 2, 1, 8), tile_shape=(102, 2, 1, 8))  # fmt: skip
+    assert check(big).ub_bytes == 204 * 32 + 102 * 4 * 8
+
+
+def _tile_case(tile_b, tile_s, d, dtype, index_dtype, s=None):
+    s = s or tile_s + 1
+    return dict(
+        input_shape=(8, 16, 1, d), index_shape=(tile_b, s), src_shape=(tile_b, s, 1, d),
+        dtype=dtype, index_dtype=index_dtype, view_shape=(tile_b, s, 1, d),
+        tile_shape=(tile_b, tile_s, 1, d),
+    )  # fmt: skip
+
+
+def test_ub_exactly_at_the_limit_is_accepted():
+    # 1024 tokens of fp32 d=40 (160 B rows) + 1024 index rows of one int64 padded to 32 B
+    at = check(_tile_case(1024, 1, 40, "fp32", "int64"))
+    assert at.ub_bytes == UB and at.ok
+    above = check(_tile_case(1024, 1, 41, "fp32", "int64"))  # 164 B rows pad to 192
+    assert above.ub_bytes == 1024 * 192 + 1024 * 32 and above.kinds == ("ub_overflow",)
+
+
+def test_alignment_matters():
+    # fp16 d=17 is 34 bytes a row, padded to 64: unpadded it would fit, padded it does not
+    case = _tile_case(1, 3000, 17, "fp16", "int16")
+    assert UB > 3000 * 34 + 3000 * 2
+    result = check(case)
+    assert result.ub_bytes == 3000 * 64 + 6016 and result.kinds == ("ub_overflow",)
+
+
+@given(
+    dtype=st.sampled_from(("fp32", "fp16", "bf16", "int32", "int16")),
+    index_dtype=st.sampled_from(("int64", "int32", "int16")),
+    d=st.sampled_from((1, 7, 8, 16, 17, 64, 100, 128, 576, 1000)),
+    tile_b=st.sampled_from((1, 2, 3, 8)),
+    rules=st.sampled_from(("doc", "pypto-0.2.0")),
+)
+def test_ub_just_below_and_just_above_the_limit(dtype, index_dtype, d, tile_b, rules):
+    tile_s = 1
+    while literal_ub(tile_b, tile_s + 1, d, dtype, index_dtype) <= UB:
+        tile_s += 1
+    below = check(_tile_case(tile_b, tile_s, d, dtype, index_dtype), rules)
+    assert below.ok and below.ub_bytes == literal_ub(tile_b, tile_s, d, dtype, index_dtype) <= UB
+    above = check(_tile_case(tile_b, tile_s + 1, d, dtype, index_dtype), rules)
+    assert above.kinds == ("ub_overflow",) and above.ub_bytes > UB
+    assert "UB" in above.violations[0].message and "at most" in above.violations[0].message
+
+
+def test_2d_ub_and_tile_clipped_to_the_view():
+    # view of one index row (s=4), tile of 4: UB for 4 rows
+    case = dict(ST_2D, input_shape=(20, 8), index_shape=(3, 4), src_shape=(12, 8),
+                view_shape=(4, 8), tile_shape=(4, 8))  # fmt: skip
+    assert check(case).ub_bytes == 4 * 32 + 32
+    # a 4-D tile larger than its view uses the view's size
+    clipped = check(CACHE_4D, tile_shape=(5, 9, 1, 16))
+    assert clipped.ok and clipped.ub_bytes == literal_ub(2, 4, 16, "fp16", "int32")
+
+
+VIOLATIONS = [
+    ("dim", ST_2D, dict(dim=-1)),
+    ("rank", ST_2D, dict(input_shape=(15, 8, 1), src_shape=(10, 8, 1))),
+    ("rank", ST_2D, dict(src_shape=(5, 2, 1, 8))),
+    ("rank", ST_2D, dict(index_shape=(10,))),
+    ("empty", ST_2D, dict(index_shape=(0, 2), src_shape=(0, 8))),
+    ("empty", CACHE_4D, dict(input_shape=(0, 8, 1, 16))),
+    ("size_limit", ST_2D, dict(input_shape=(2**28, 8))),
+    ("dtype", ST_2D, dict(dtype="fp64")),
+    ("dtype", ST_2D, dict(dtype="int64")),
+    ("dtype", ST_2D, dict(src_dtype="fp16")),
+    ("index_dtype", ST_2D, dict(index_dtype="int8")),
+    ("index_dtype", ST_2D, dict(index_dtype="uint16")),
+    ("shape", ST_2D, dict(src_shape=(10, 16))),
+    ("shape", ST_2D, dict(src_shape=(9, 8))),
+    ("shape", CACHE_4D, dict(src_shape=(3, 4, 1, 8))),
+    ("shape", CACHE_4D, dict(input_shape=(4, 8, 2, 16))),
+    ("view_invalid", ST_2D, dict(view_shape=(3, 8))),
+    ("view_invalid", ST_2D, dict(view_shape=(4, 4))),
+    ("view_invalid", CACHE_4D, dict(view_shape=(2, 0, 1, 16))),
+    ("view_invalid", CACHE_4D, dict(view_shape=(2, 4, 16))),
+    ("tile_invalid", ST_2D, dict(tile_shape=(3, 8))),
+    ("tile_invalid", ST_2D, dict(tile_shape=(0, 8))),
+    ("tile_invalid", CACHE_4D, dict(tile_shape=(1, 2, 16))),
+    ("tile_invalid", CACHE_4D, dict(tile_shape=(1, 2, 2, 16))),
+    ("tile_d_mismatch", ST_2D, dict(tile_shape=(2, 4))),
+    ("tile_d_mismatch", CACHE_4D, dict(tile_shape=(1, 2, 1, 8))),
+    ("ub_overflow", CACHE_4D, dict(hardware=dataclasses.replace(ATLAS_A2, ub_bytes=64))),
+]
+
+
+@pytest.mark.parametrize(("kind", "base", "changes"), VIOLATIONS)
+def test_each_violation_kind(kind, base, changes):
+    result = check(base, **changes)
+    assert not result.ok
+    assert kind in result.kinds, result
+    assert all(v.kind in KINDS for v in result.violations)
+    message = next(v.message for v in result.violations if v.kind == kind)
+    assert any(
+        word in message for word in ("use", "cast", "pass", "split", "skip", "expected", "must")
+    )
+
+
+def test_every_kind_is_tested():
+    assert {kind for kind, _, _ in VIOLATIONS} == set(KINDS)
+
+
+LOOSER_IN_0_2_0 = [
+    ("tile_invalid", ST_2D, dict(tile_shape=(4, 8))),  # a multiple of s
+    ("dtype", ST_2D, dict(src_dtype="fp16")),
+    ("shape", ST_2D, dict(src_shape=(10, 16))),
+    ("shape", ST_2D, dict(src_shape=(9, 8))),
+    ("tile_d_mismatch", CACHE_4D, dict(tile_shape=(1, 2, 1, 8))),  # d split in 4-D
+    ("tile_invalid", CACHE_4D, dict(tile_shape=(1, 2, 2, 16))),
+]
+
+
+@pytest.mark.parametrize(("kind", "base", "changes"), LOOSER_IN_0_2_0)
+def test_pypto_0_2_0_accepts_with_a_warning(kind, base, changes):
+    assert kind in check(base, "doc", **changes).kinds
+    loose = check(base, "pypto-0.2.0", **changes)
+    assert loose.ok and kind in [w.kind for w in loose.warnings]
+    assert "PyPTO 0.2.0 compiles this" in str(loose)
+
+
+@pytest.mark.parametrize(
+    ("kind", "base", "changes"),
+    [
+        ("tile_invalid", ST_2D, dict(tile_shape=(3, 8))),  # neither divisor nor multiple of s
+        ("tile_d_mismatch", ST_2D, dict(tile_shape=(2, 4))),  # 2-D checks tileD
+        ("index_dtype", ST_2D, dict(index_dtype="int8")),
+        ("dim", ST_2D, dict(dim=0)),
+        ("empty", ST_2D, dict(index_shape=(5, 0), src_shape=(0, 8))),
+    ],
+)
+def test_pypto_0_2_0_still_rejects(kind, base, changes):
+    assert kind in check(base, "pypto-0.2.0", **changes).kinds
+
+
+def test_4d_tile_s_need_not_divide_s_in_either_rule_set():
+    for rules in ("doc", "pypto-0.2.0"):
+        assert check(CACHE_4D, rules, tile_shape=(2, 3, 1, 16)).ok
+
+
+def test_dtype_spellings_and_bad_arguments():
+    import ml_dtypes
+    import numpy as np
+    import torch
+
+    for dtype in ("DT_BF16", "bfloat16", torch.bfloat16, ml_dtypes.bfloat16):
+        assert check(CACHE_4D, dtype=dtype).ok
+    assert check(CACHE_4D, dtype=np.float32, index_dtype=torch.int16).ok
+    with pytest.raises(IndexOpsTypeError, match="index_dtype"):
+        check(CACHE_4D, index_dtype="nonsense")
+    with pytest.raises(IndexOpsValueError, match="rules"):
+        check(CACHE_4D, rules="latest")
+
+
+def test_profiles_and_user_hardware():
+    for hw in (ATLAS_A2, ATLAS_A3):
+        assert (hw.vector_cores, hw.ub_bytes, hw.ub_block_bytes) == (48, 196608, 32)
+        assert hw.clock_hz == 1.85e9 and hw.hbm_bytes_per_s == 1.6e12
+    assert ATLAS_A3.dies_per_package == 2
+    ascend950 = Hardware("Ascend 950 (arch 3510)", vector_cores=56, ub_bytes=253952)
+    big = _tile_case(1, 200, 576, "bf16", "int64")
+    assert check(big).kinds == ("ub_overflow",)
+    assert check_scatter_update(**big, hardware=ascend950).ok
