@@ -72,9 +72,3 @@ def load_backend(name: str) -> ModuleType:
 def xp(request: pytest.FixtureRequest) -> ModuleType:
     """The namespace of one backend; tests build their arrays with ``xp.asarray``."""
     return load_backend(request.param)
-
-
-@pytest.fixture(scope="session")
-def backend_name(xp: ModuleType, request: pytest.FixtureRequest) -> str:
-    """The name of the backend that ``xp`` belongs to (as in ``INDEXOPS_BACKENDS``)."""
-    return request.node.callspec.params["xp"]

@@ -39,3 +39,11 @@ def assert_same(actual: Array, expected: Any) -> None:
     if isinstance(expected, np.ndarray):
         assert got.dtype == want.dtype, f"dtype {got.dtype} != {want.dtype}"
     np.testing.assert_array_equal(got, want)
+
+
+def backend_name(xp: ModuleType) -> str:
+    """The backend name of namespace ``xp``, as in ``INDEXOPS_BACKENDS``."""
+    for name in ("array_api_strict", "jax", "torch", "cupy", "numpy"):
+        if name in xp.__name__:
+            return name
+    raise AssertionError(f"unknown namespace {xp.__name__}")

@@ -156,7 +156,10 @@ def _combiner(xp: ModuleType, dtype: Any, update_computation: Any) -> Combiner:
 def _rows_and_values(
     xp: ModuleType, plan: WindowPlan, indices: Array, updates: Array, mode: str
 ) -> tuple[Array, Array]:
-    """Target rows and their values, with out-of-bounds rows dropped or clipped."""
+    """Target rows and their values in the row-major order of ``updates``.
+
+    Out-of-bounds rows are dropped (``"drop"``, ``"drop_window"``) or clipped.
+    """
     starts = start_vectors(xp, plan, indices)
     inside = None
     if mode == "clip":
@@ -169,12 +172,15 @@ def _rows_and_values(
             inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.head_window_dims))
         starts = safe_starts(xp, plan, starts)
     rows = row_numbers(xp, plan, starts)
-    values = xp.permute_dims(updates, plan.from_layout)
+    values = xp.permute_dims(updates, plan.layout_to_rows)
     values = xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
+    if inside is not None:
+        inside = xp.broadcast_to(inside, rows.shape)
+    rows = xp.reshape(xp.permute_dims(rows, plan.row_axes), (-1,))
     if inside is None:
-        return xp.reshape(rows, (-1,)), values
-    keep = xp.reshape(xp.broadcast_to(inside, rows.shape), (-1,))
-    return xp.reshape(rows, (-1,))[keep], values[keep, ...]
+        return rows, values
+    keep = xp.reshape(xp.permute_dims(inside, plan.row_axes), (-1,))
+    return rows[keep], values[keep]
 
 
 @functools.lru_cache(maxsize=512)

@@ -76,6 +76,24 @@ class WindowPlan:
         return tuple(d for d in self.window_dims if d < self.tail_start)
 
     @property
+    def row_axes(self) -> tuple[int, ...]:
+        """The batch and head window axes of the intermediate layout, in layout order.
+
+        Rows listed in this order follow the row-major order of the op's layout, which
+        is the order in which scatter applies duplicate updates.
+        """
+        heads = len(self.batch_shape) + len(self.head_window_dims)
+        return tuple(axis for axis in self.to_layout if axis < heads)
+
+    @property
+    def layout_to_rows(self) -> tuple[int, ...]:
+        """Permutation of the op's layout to ``[head axes in layout order, tail axes]``."""
+        heads = len(self.batch_shape) + len(self.head_window_dims)
+        head = [a for a, axis in enumerate(self.to_layout) if axis < heads]
+        tail = [a for a, axis in enumerate(self.to_layout) if axis >= heads]
+        return tuple(head + tail)
+
+    @property
     def row_count(self) -> int:
         """Rows moved: one per batch position and head window position."""
         head_window = math.prod(self.window_sizes[d] for d in self.head_window_dims)
@@ -211,10 +229,11 @@ def rows_in_bounds(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
     head_dims = plan.head_window_dims
     ndim = nb + len(head_dims)
     device = compat.device(starts)
-    inside = xp.ones(plan.batch_shape + (1,) * len(head_dims), dtype=xp.bool, device=device)
+    start_shape = plan.batch_shape + (1,) * len(head_dims)
+    inside = xp.ones(start_shape, dtype=xp.bool, device=device)
     for k, d in enumerate(plan.start_map):
         size, width = plan.operand_shape[d], plan.window_sizes[d]
-        start = xp.reshape(starts[..., k], inside.shape)
+        start = xp.reshape(starts[..., k], start_shape)
         if d in head_dims:
             offsets = xp.arange(width, dtype=xp.int64, device=device)
             start = start + _along(xp, offsets, nb + head_dims.index(d), ndim)

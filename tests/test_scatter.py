@@ -1,0 +1,273 @@
+"""scatter and dynamic_update_slice against the StableHLO transcription, on every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_same, backend_name, from_numpy, to_numpy
+from hypothesis import given
+from hypothesis import strategies as st
+from reference import scatter as reference
+from strategies import VALUE_DTYPES, arrays_of, window_cases
+
+import indexops
+from indexops._rows import generic_only
+
+MODES = ("drop", "drop_window", "clip")
+COMBINERS = (None, "add", "mul", "min", "max", "callable")
+
+
+def old_times_two_plus_new(old, new):
+    """Not associative nor commutative: any change of application order shows."""
+    return old * 2 + new
+
+
+def draw_scatter(data, dtype_choices=VALUE_DTYPES):
+    case = data.draw(window_cases())
+    dtype = data.draw(st.sampled_from(dtype_choices))
+    operand = arrays_of(data.draw, case.operand_shape, dtype)
+    updates = arrays_of(data.draw, case.window_layout_shape(), dtype)
+    return case, operand, updates
+
+
+def expected_of(case, operand, updates, combiner, mode):
+    computation = old_times_two_plus_new if combiner == "callable" else combiner
+    return reference.scatter(
+        operand,
+        case.indices,
+        updates,
+        update_computation=computation,
+        mode=mode,
+        **case.scatter_attrs(),
+    )
+
+
+def run(xp, case, operand, updates, combiner, mode, **kwargs):
+    computation = old_times_two_plus_new if combiner == "callable" else combiner
+    return indexops.scatter(
+        from_numpy(xp, operand),
+        from_numpy(xp, case.indices),
+        from_numpy(xp, updates),
+        update_computation=computation,
+        mode=mode,
+        **case.scatter_attrs(),
+        **kwargs,
+    )
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("mode", MODES)
+def test_scatter_matches_reference(xp, mode, data):
+    combiner = data.draw(st.sampled_from(COMBINERS))
+    dtypes = ("int32", "int64", "uint8") if combiner in ("mul", "callable") else VALUE_DTYPES
+    case, operand, updates = draw_scatter(data, dtypes)
+    expected = expected_of(case, operand, updates, combiner, mode)
+    assert_same(run(xp, case, operand, updates, combiner, mode), expected)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@given(data=st.data())
+def test_native_fast_paths_equal_the_generic_path(backend, data):
+    xp = pytest.importorskip("array_api_compat.torch" if backend == "torch" else "numpy")
+    combiner = data.draw(st.sampled_from(COMBINERS))
+    mode = data.draw(st.sampled_from(MODES))
+    case, operand, updates = draw_scatter(data, ("int32", "int64"))
+    native = to_numpy(run(xp, case, operand, updates, combiner, mode))
+    with generic_only():
+        generic = to_numpy(run(xp, case, operand, updates, combiner, mode))
+    np.testing.assert_array_equal(native, generic)
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("copy", [True, False, None])
+def test_scatter_copy_semantics(xp, copy, data):
+    case, operand, updates = draw_scatter(data, ("float64",))
+    expected = expected_of(case, operand, updates, "add", "drop")
+    target = from_numpy(xp, operand)
+    writable = backend_name(xp) != "jax"
+    if copy is False and not writable:
+        with pytest.raises(indexops.IndexOpsValueError, match="copy"):
+            run(xp, case, operand, updates, "add", "drop", copy=copy)
+        return
+    result = indexops.scatter(
+        target,
+        from_numpy(xp, case.indices),
+        from_numpy(xp, updates),
+        update_computation="add",
+        **case.scatter_attrs(),
+        copy=copy,
+    )
+    assert_same(result, expected)
+    in_place = copy is False or (copy is None and writable)
+    assert (result is target) == in_place
+    assert_same(target, expected if in_place else operand)
+
+
+def test_float_add_with_many_duplicates_only_reassociates(xp):
+    rng = np.random.default_rng(0)
+    operand = rng.standard_normal((5, 3)).astype(np.float32)
+    updates = rng.standard_normal((200, 3)).astype(np.float32)
+    rows = rng.integers(0, 5, size=(200, 1))
+    attrs = dict(
+        update_window_dims=(1,),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+        index_vector_dim=1,
+    )
+    expected = reference.scatter(operand, rows, updates, update_computation="add", **attrs)
+    result = indexops.scatter(
+        from_numpy(xp, operand),
+        from_numpy(xp, rows),
+        from_numpy(xp, updates),
+        update_computation="add",
+        **attrs,
+    )
+    np.testing.assert_allclose(to_numpy(result), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_replace_last_write_wins_and_callable_sees_the_sequence(xp):
+    operand = from_numpy(xp, np.zeros((3, 2), dtype=np.int64))
+    rows = from_numpy(xp, np.array([[1], [1], [1], [0]]))
+    updates = from_numpy(xp, np.array([[1, 1], [2, 2], [3, 3], [4, 4]]))
+    attrs = dict(
+        update_window_dims=(1,),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+        index_vector_dim=1,
+    )
+    assert_same(indexops.scatter(operand, rows, updates, **attrs), [[4, 4], [3, 3], [0, 0]])
+    digits = indexops.scatter(
+        operand, rows, updates, update_computation=lambda a, b: a * 10 + b, **attrs
+    )
+    assert_same(digits, [[4, 4], [123, 123], [0, 0]])
+
+
+def test_empty_index_vector_combines_every_update(xp):
+    # openxla/xla #48716: indices of shape (3, 0) all hit the same window
+    operand = from_numpy(xp, np.array([10], dtype=np.int32))
+    indices = from_numpy(xp, np.zeros((3, 0), dtype=np.int32))
+    updates = from_numpy(xp, np.array([[1], [2], [4]], dtype=np.int32))
+    result = indexops.scatter(
+        operand,
+        indices,
+        updates,
+        update_window_dims=(1,),
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=(),
+        index_vector_dim=1,
+        update_computation="add",
+    )
+    assert_same(result, [17])
+
+
+def test_narrow_index_dtypes_bound_checks_do_not_overflow(xp):
+    # openxla/xla #48718: uint8 200 and int8 100 into 300 elements are in bounds
+    operand = from_numpy(xp, np.zeros(300, dtype=np.int32))
+    for dtype, position in (("uint8", 200), ("int8", 100)):
+        indices = from_numpy(xp, np.array([[position]], dtype=dtype))
+        result = indexops.scatter(
+            operand,
+            indices,
+            from_numpy(xp, np.array([7], np.int32)),
+            update_window_dims=(),
+            inserted_window_dims=(0,),
+            scatter_dims_to_operand_dims=(0,),
+            index_vector_dim=1,
+        )
+        assert to_numpy(result)[position] == 7
+
+
+def test_recognised_namespace_combiners_equal_their_names(xp):
+    import operator
+
+    operand = from_numpy(xp, np.arange(6, dtype=np.int64).reshape(3, 2))
+    rows = from_numpy(xp, np.array([[2], [2]]))
+    updates = from_numpy(xp, np.array([[5, 1], [2, 9]]))
+    attrs = dict(
+        update_window_dims=(1,),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+        index_vector_dim=1,
+    )
+    for name, fn in (
+        ("add", operator.add),
+        ("max", xp.maximum),
+        ("mul", xp.multiply),
+        ("min", min),
+    ):
+        assert_same(
+            indexops.scatter(operand, rows, updates, update_computation=fn, **attrs),
+            to_numpy(indexops.scatter(operand, rows, updates, update_computation=name, **attrs)),
+        )
+
+
+@given(data=st.data())
+def test_gather_then_scatter_rebuilds_the_operand(xp, data):
+    case = data.draw(window_cases())
+    operand = arrays_of(data.draw, case.operand_shape, "int64")
+    starts = case.indices
+    gathered = indexops.gather(
+        from_numpy(xp, operand), from_numpy(xp, starts), **case.gather_attrs()
+    )
+    blank = np.zeros_like(operand)
+    rebuilt = to_numpy(
+        indexops.scatter(
+            from_numpy(xp, blank),
+            from_numpy(xp, starts),
+            gathered,
+            mode="clip",
+            **case.scatter_attrs(),
+        )
+    )
+    # every element that some clamped window covers comes back, the rest stays zero
+    mask = (
+        to_numpy(
+            indexops.scatter(
+                from_numpy(xp, blank),
+                from_numpy(xp, starts),
+                xp.ones_like(gathered),
+                mode="clip",
+                **case.scatter_attrs(),
+            )
+        )
+        != 0
+    )
+    np.testing.assert_array_equal(rebuilt[mask], operand[mask])
+    np.testing.assert_array_equal(rebuilt[~mask], 0)
+
+
+@given(data=st.data())
+def test_dynamic_update_slice_matches_reference(xp, data):
+    rank = data.draw(st.integers(0, 4))
+    shape = tuple(data.draw(st.integers(0, 5)) for _ in range(rank))
+    update_shape = tuple(data.draw(st.integers(0, n)) for n in shape)
+    starts = [data.draw(st.integers(-8, 8)) for _ in range(rank)]
+    operand = arrays_of(data.draw, shape, "float32")
+    update = arrays_of(data.draw, update_shape, "float32") + 1000
+    expected = reference.dynamic_update_slice(operand, update, starts)
+    result = indexops.dynamic_update_slice(
+        from_numpy(xp, operand),
+        from_numpy(xp, update),
+        [xp.asarray(s, dtype=xp.int8) for s in starts],
+    )
+    assert_same(result, expected)
+
+
+def test_dynamic_update_slice_spec_examples_and_copy(xp):
+    operand = from_numpy(xp, np.zeros((4, 4), dtype=np.int32))
+    patch = from_numpy(xp, np.ones((2, 2), dtype=np.int32))
+    expected = np.zeros((4, 4), np.int32)
+    expected[0:2, 2:4] = 1
+    assert_same(indexops.dynamic_update_slice(operand, patch, (-1, 3)), expected)
+    assert_same(operand, np.zeros((4, 4), np.int32))
+    update23 = from_numpy(xp, np.ones((2, 3), dtype=np.int32))
+    expected = np.zeros((4, 4), np.int32)
+    expected[2:4, 1:4] = 1
+    assert_same(indexops.dynamic_update_slice(operand, update23, (4, 4)), expected)
+    if backend_name(xp) == "jax":
+        with pytest.raises(indexops.IndexOpsValueError, match="copy"):
+            indexops.dynamic_update_slice(operand, patch, (0, 0), copy=False)
+    else:
+        same = indexops.dynamic_update_slice(operand, patch, (0, 0), copy=False)
+        assert same is operand
+        assert to_numpy(operand)[0, 0] == 1
