@@ -45,13 +45,12 @@ def resolve(op: str, xp: ModuleType, update_computation: Any) -> Combiner:
                 update_computation,
                 f"None (replace), one of {NAMES}, or a callable f(old, new)",
             )
-        name = update_computation
-        return Combiner(name, getattr(xp, _XP_FUNCTIONS[name]))
+        return Combiner(update_computation, getattr(xp, _XP_FUNCTIONS[update_computation]))
     if not callable(update_computation):
         raise type_error(
             op, "update_computation", update_computation, "None, a name or a callable f(old, new)"
         )
-    name = _OPERATORS.get(update_computation)
+    name: str | None = _OPERATORS.get(update_computation)
     if name is None:
         for candidate, xp_name in _XP_FUNCTIONS.items():
             if update_computation is getattr(xp, xp_name, None):

@@ -71,7 +71,8 @@ def put_rows(
     if combiner.name == "replace":
         if not unique:
             keep = last_occurrences(xp, rows)
-            rows, values = xp.take(rows, keep), xp.take(values, keep, axis=0)
+            if keep.shape[0] != rows.shape[0]:  # only duplicates cost a copy of values
+                rows, values = xp.take(rows, keep), xp.take(values, keep, axis=0)
         return writer.set_unique(xp, target, rows, values)
     if combiner.name is not None:
         result = writer.combine(xp, target, rows, values, combiner.name)
@@ -149,7 +150,13 @@ class _NumpyWriter(_GenericWriter):
         import numpy as np
 
         ufunc = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[name]
-        ufunc.at(target, rows, values)
+        width = target.shape[1]
+        if target.flags.c_contiguous and width > 1:
+            # ufunc.at is much faster on flat element indices than on rows
+            elements = (rows[:, None] * width + np.arange(width)).reshape(-1)
+            ufunc.at(target.reshape(-1), elements, values.reshape(-1))
+        else:
+            ufunc.at(target, rows, values)
         return target
 
 

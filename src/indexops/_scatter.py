@@ -175,7 +175,7 @@ def _rows_and_values(
     values = xp.permute_dims(updates, plan.layout_to_rows)
     values = xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
     if inside is not None:
-        inside = xp.broadcast_to(inside, rows.shape)
+        inside = None if bool(xp.all(inside)) else xp.broadcast_to(inside, rows.shape)
     rows = xp.reshape(xp.permute_dims(rows, plan.row_axes), (-1,))
     if inside is None:
         return rows, values

@@ -30,7 +30,7 @@ from ._backend import (
     writes_in_place,
 )
 from ._errors import type_error, value_error
-from ._rows import copy_array
+from ._rows import assign_window, copy_array
 
 Array = Any
 
@@ -261,8 +261,4 @@ def _execute(xp: ModuleType, data: Array, updates: Array, plan: SlicePlan, in_pl
         return data if in_place else copy_array(xp, data)
     if plan.flip_axes:
         updates = xp.flip(updates, axis=plan.flip_axes)
-    if backend_of(data) is Backend.JAX:
-        return data.at[plan.slices].set(updates)
-    target = data if in_place else copy_array(xp, data)
-    target[plan.slices] = updates
-    return target
+    return assign_window(xp, data, plan.slices, updates, in_place=in_place)
