@@ -53,9 +53,13 @@ def tour(xp: ModuleType) -> None:
         ),
     )
     show("dynamic_slice at (-1, 2), size (2, 2)", indexops.dynamic_slice(operand, (-1, 2), (2, 2)))
-    for name in ("scatter", "dynamic_update_slice", "slice_scatter", "scatter_update"):
-        if hasattr(indexops, name):
-            globals()[f"_tour_{name}"](xp, operand)
+    for step in (
+        _tour_scatter,
+        _tour_dynamic_update_slice,
+        _tour_slice_scatter,
+        _tour_scatter_update,
+    ):
+        step(xp, operand)
 
 
 def _tour_scatter(xp: ModuleType, operand: object) -> None:
