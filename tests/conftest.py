@@ -22,7 +22,9 @@ settings.register_profile(
     max_examples=60,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=40)
+settings.register_profile(
+    "ci", parent=settings.get_profile("default"), max_examples=40, derandomize=True
+)
 settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=600)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 

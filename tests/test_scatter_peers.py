@@ -55,8 +55,10 @@ def test_scatter_matches_jax_lax_fill_or_drop(data):
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     case = data.draw(window_cases())
-    # XLA:CPU 0.10 fails its own HLO verifier on scatters into a rank-0 operand
-    assume(len(case.operand_shape) > 0)
+    # XLA:CPU 0.10 fails its own HLO verifier on scatters into a rank-0 operand, and with
+    # an empty index vector it combines only some of the updates (openxla/xla #48716);
+    # test_empty_index_vector_combines_every_update covers that case against the reference
+    assume(len(case.operand_shape) > 0 and len(case.start_index_map) > 0)
     combiner = data.draw(st.sampled_from(list(JAX_SCATTERS)))
     operand = arrays_of(data.draw, case.operand_shape, "int64")
     updates = arrays_of(data.draw, case.window_layout_shape(), "int64")

@@ -14,7 +14,11 @@ from ._errors import value_error
 from ._rows import take_rows
 from ._windows import (
     WindowPlan,
+    check_batching_dims,
+    check_index_vector_dim,
+    check_rank_sum,
     check_sorted,
+    check_start_map_size,
     check_unique,
     check_window_rank,
     clamp_starts,
@@ -148,28 +152,24 @@ def _gather_plan(
     op = "gather"
     rank = len(operand_shape)
     index_rank = len(index_shape)
-    if rank != len(offset_dims) + len(collapsed_slice_dims) + len(operand_batching_dims):
-        raise value_error(
-            op,
-            "offset_dims, collapsed_slice_dims, operand_batching_dims",
-            (offset_dims, collapsed_slice_dims, operand_batching_dims),
-            f"their sizes must add up to rank(operand) = {rank}",
-            "C1",
-        )
-    if not 0 <= index_vector_dim <= index_rank:
-        raise value_error(
-            op, "index_vector_dim", index_vector_dim, f"must be in [0, {index_rank}]", "C2"
-        )
-    vector_size = index_shape[index_vector_dim] if index_vector_dim < index_rank else 1
-    if len(start_index_map) != vector_size:
-        raise value_error(
-            op,
-            "start_index_map",
-            start_index_map,
-            f"its size must equal the index vector size {vector_size} "
-            f"(dim {index_vector_dim} of start_indices with shape {index_shape})",
-            "C3",
-        )
+    check_rank_sum(
+        op,
+        "offset_dims, collapsed_slice_dims, operand_batching_dims",
+        (offset_dims, collapsed_slice_dims, operand_batching_dims),
+        rank,
+        "operand",
+        "C1",
+    )
+    check_index_vector_dim(op, index_vector_dim, index_rank, "C2")
+    check_start_map_size(
+        op,
+        "start_index_map",
+        start_index_map,
+        index_shape,
+        index_vector_dim,
+        "start_indices",
+        "C3",
+    )
     check_unique(op, "offset_dims", offset_dims, "C4")
     check_sorted(op, "offset_dims", offset_dims, "C4")
     result_rank = index_rank - (index_vector_dim < index_rank) + len(offset_dims)
@@ -190,36 +190,16 @@ def _gather_plan(
     check_sorted(op, "operand_batching_dims", operand_batching_dims, "C10")
     check_window_rank(op, "operand_batching_dims", operand_batching_dims, rank, "C11")
     _check_at_most_one(op, "operand_batching_dims", operand_batching_dims, slice_sizes, "C12")
-    check_unique(op, "start_indices_batching_dims", start_indices_batching_dims, "C13")
-    check_window_rank(
-        op, "start_indices_batching_dims", start_indices_batching_dims, index_rank, "C14"
+    check_batching_dims(
+        op,
+        ("operand", "start_indices", "operand_batching_dims", "start_indices_batching_dims"),
+        operand_batching_dims,
+        start_indices_batching_dims,
+        operand_shape,
+        index_shape,
+        index_vector_dim,
+        ("C13", "C14", "C15", "C16", "C17"),
     )
-    if index_vector_dim in start_indices_batching_dims:
-        raise value_error(
-            op,
-            "start_indices_batching_dims",
-            start_indices_batching_dims,
-            f"must not contain index_vector_dim={index_vector_dim}",
-            "C15",
-        )
-    if len(operand_batching_dims) != len(start_indices_batching_dims):
-        raise value_error(
-            op,
-            "start_indices_batching_dims",
-            start_indices_batching_dims,
-            f"must have the size of operand_batching_dims={operand_batching_dims}",
-            "C16",
-        )
-    for operand_dim, index_dim in zip(operand_batching_dims, start_indices_batching_dims):
-        if operand_shape[operand_dim] != index_shape[index_dim]:
-            raise value_error(
-                op,
-                "start_indices_batching_dims",
-                start_indices_batching_dims,
-                f"dim {index_dim} of start_indices has size {index_shape[index_dim]} but "
-                f"operand batching dim {operand_dim} has size {operand_shape[operand_dim]}",
-                "C17",
-            )
     check_unique(
         op,
         "start_index_map + operand_batching_dims",
