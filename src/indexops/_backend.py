@@ -153,3 +153,47 @@ def as_int(op: str, name: str, value: Any) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise type_error(op, name, value, "an int")
     return int(value.__index__())
+
+
+INDEX_FORMS = "a 1-D integer array, or a sequence of ints or 0-d integer arrays"
+
+
+def _is_array(x: Any) -> bool:
+    return compat.is_array_api_obj(x) and not isinstance(x, (int, float, complex, bool))
+
+
+def index_ints(op: str, name: str, value: Any) -> tuple[int, ...]:
+    """A 1-D index argument as exact Python ints (starts, stops, steps, axes).
+
+    Accepts a 1-D integer array of any namespace and any integer dtype (read in one
+    transfer), or a sequence of Python ints and 0-d integer arrays.
+    """
+    if _is_array(value):
+        if value.ndim != 1:
+            raise value_error(op, f"{name}.shape", tuple(value.shape), INDEX_FORMS)
+        return _array_ints(op, name, value)
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise type_error(op, name, value, INDEX_FORMS)
+    return tuple(_index_int(op, name, value, item) for item in value)
+
+
+def _index_int(op: str, name: str, value: Any, item: Any) -> int:
+    if isinstance(item, (list, tuple)):
+        raise value_error(op, name, value, f"{INDEX_FORMS} (not nested)")
+    if not _is_array(item):
+        return as_int(op, name, item)
+    if item.ndim != 0:
+        raise value_error(
+            op, name, f"an entry of shape {tuple(item.shape)}", f"{INDEX_FORMS} (not nested)"
+        )
+    return _array_ints(op, name, compat.array_namespace(item).reshape(item, (1,)))[0]
+
+
+def _array_ints(op: str, name: str, x: Array) -> tuple[int, ...]:
+    """The entries of a 1-D integer array as Python ints."""
+    xp = compat.array_namespace(x)
+    check_integer_array(op, name, x, xp)
+    if backend_of(x) in (Backend.NUMPY, Backend.TORCH, Backend.JAX, Backend.CUPY):
+        return tuple(int(v) for v in x.tolist())
+    wide = to_int64(xp, x)  # standard-only libraries; uint64 saturates
+    return tuple(int(wide[i]) for i in range(wide.shape[0]))

@@ -6,9 +6,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-import array_api_compat as compat
-
-from ._backend import as_int, as_tuple, check_integer_array, namespace, to_int64, writes_in_place
+from ._backend import as_tuple, index_ints, namespace, writes_in_place
 from ._errors import type_error, value_error
 from ._rows import assign_window
 
@@ -114,7 +112,7 @@ def clamped_starts(
     ``rules`` are the constraint labels of the start count and of the size range.
     """
     rank = len(shape)
-    starts = _start_ints(op, xp, start_indices)
+    starts = index_ints(op, "start_indices", start_indices)
     if len(starts) != rank:
         raise value_error(
             op, "start_indices", starts, f"needs one start per operand dim ({rank})", rules[0]
@@ -133,38 +131,3 @@ def clamped_starts(
                 rules[1],
             )
     return tuple(min(max(s, 0), dim - size) for s, dim, size in zip(starts, shape, sizes))
-
-
-def _start_ints(op: str, xp: ModuleType, start_indices: Any) -> tuple[int, ...]:
-    if compat.is_array_api_obj(start_indices) and not isinstance(start_indices, int):
-        check_integer_array(op, "start_indices", start_indices, xp)
-        if start_indices.ndim != 1:
-            raise value_error(
-                op,
-                "start_indices",
-                f"array of shape {tuple(start_indices.shape)}",
-                "a 1-D integer array or a sequence of ints / 0-d integer arrays",
-            )
-        starts = to_int64(xp, start_indices)
-        return tuple(int(starts[i]) for i in range(starts.shape[0]))
-    try:
-        items = list(start_indices)
-    except TypeError:
-        raise type_error(
-            op, "start_indices", start_indices, "a sequence of ints or 0-d integer arrays"
-        ) from None
-    return tuple(_start_int(op, xp, item) for item in items)
-
-
-def _start_int(op: str, xp: ModuleType, item: Any) -> int:
-    if compat.is_array_api_obj(item) and not isinstance(item, int):
-        if item.ndim != 0:
-            raise value_error(
-                op,
-                "start_indices",
-                f"array of shape {tuple(item.shape)}",
-                "each start must be an int or a 0-d integer array",
-            )
-        check_integer_array(op, "start_indices", item, xp)
-        return int(to_int64(xp, item))
-    return as_int(op, "start_indices", item)

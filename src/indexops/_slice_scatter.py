@@ -18,25 +18,13 @@ import math
 from types import ModuleType
 from typing import Any, NamedTuple
 
-import array_api_compat as compat
-
-from ._backend import (
-    Backend,
-    as_tuple,
-    backend_of,
-    check_integer_array,
-    namespace,
-    to_int64,
-    writes_in_place,
-)
+from ._backend import index_ints, namespace, writes_in_place
 from ._errors import type_error, value_error
 from ._rows import assign_window, copy_array
 
 Array = Any
 
 OP = "slice_scatter"
-
-_INDEX_FORMS = "a 1-D sequence of ints or a 1-D integer array"
 
 
 class SlicePlan(NamedTuple):
@@ -118,10 +106,10 @@ def slice_scatter(
     _check_arrays(data, updates)
     plan = _plan(
         tuple(int(d) for d in data.shape),
-        _read_indices("start", start),
-        _read_indices("stop", stop),
-        _read_indices("step", step),
-        None if axes is None else _read_indices("axes", axes),
+        index_ints(OP, "start", start),
+        index_ints(OP, "stop", stop),
+        index_ints(OP, "step", step),
+        None if axes is None else index_ints(OP, "axes", axes),
     )
     if tuple(updates.shape) != plan.shape:
         raise value_error(
@@ -139,32 +127,6 @@ def _check_arrays(data: Array, updates: Array) -> None:
         raise type_error(
             OP, "updates.dtype", str(updates.dtype), f"the dtype of data ({data.dtype})"
         )
-
-
-def _read_indices(name: str, value: Any) -> tuple[int, ...]:
-    """A 1-D index input (sequence or integer array of any namespace) as Python ints."""
-    if compat.is_array_api_obj(value):
-        shape = tuple(value.shape)
-        if len(shape) != 1:
-            raise value_error(OP, f"{name}.shape", shape, _INDEX_FORMS)
-        check_integer_array(OP, name, value, compat.array_namespace(value))
-        return _array_ints(value)
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise type_error(OP, name, value, _INDEX_FORMS)
-    items = tuple(value)
-    for item in items:
-        if isinstance(item, (list, tuple)) or getattr(item, "ndim", 0) != 0:
-            raise value_error(OP, name, value, f"{_INDEX_FORMS} (not nested)")
-    return as_tuple(OP, name, items)
-
-
-def _array_ints(x: Array) -> tuple[int, ...]:
-    """The entries of a 1-D integer array as exact Python ints, in one transfer."""
-    if backend_of(x) in (Backend.NUMPY, Backend.TORCH, Backend.JAX, Backend.CUPY):
-        return tuple(int(v) for v in x.tolist())
-    # Standard-only libraries: int64 (uint64 saturates, which clamps identically).
-    wide = to_int64(compat.array_namespace(x), x)
-    return tuple(int(wide[i]) for i in range(wide.shape[0]))
 
 
 @functools.lru_cache(maxsize=512)
