@@ -138,6 +138,8 @@ def shares_memory(a: Array, b: Array) -> bool:
 
 def as_tuple(op: str, name: str, value: Any) -> tuple[int, ...]:
     """A sequence of Python ints (the attribute form of StableHLO's 1-D si64 constants)."""
+    if type(value) is tuple and all(type(item) is int for item in value):
+        return value  # the common case, kept cheap: ops are called in inner loops
     try:
         items = tuple(value)
     except TypeError:

@@ -14,6 +14,7 @@ interleaved with window dims. :class:`WindowPlan` holds that geometry in one voc
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from types import ModuleType
@@ -41,41 +42,41 @@ class WindowPlan:
     to_layout: tuple[int, ...]  # permutation: intermediate layout -> op layout
     tail_start: int  # operand dims from here on are whole rows
 
-    @property
+    @functools.cached_property
     def batch_shape(self) -> tuple[int, ...]:
         shape = self.index_shape
         return shape[: self.index_vector_dim] + shape[self.index_vector_dim + 1 :]
 
-    @property
+    @functools.cached_property
     def window_shape(self) -> tuple[int, ...]:
         return tuple(self.window_sizes[d] for d in self.window_dims)
 
-    @property
+    @functools.cached_property
     def intermediate_shape(self) -> tuple[int, ...]:
         return self.batch_shape + self.window_shape
 
-    @property
+    @functools.cached_property
     def layout_shape(self) -> tuple[int, ...]:
         shape = self.intermediate_shape
         return tuple(shape[axis] for axis in self.to_layout)
 
-    @property
+    @functools.cached_property
     def from_layout(self) -> tuple[int, ...]:
         inverse = [0] * len(self.to_layout)
         for position, axis in enumerate(self.to_layout):
             inverse[axis] = position
         return tuple(inverse)
 
-    @property
+    @functools.cached_property
     def rows_shape(self) -> tuple[int, int]:
         head = math.prod(self.operand_shape[: self.tail_start])
         return head, math.prod(self.operand_shape[self.tail_start :])
 
-    @property
+    @functools.cached_property
     def head_window_dims(self) -> tuple[int, ...]:
         return tuple(d for d in self.window_dims if d < self.tail_start)
 
-    @property
+    @functools.cached_property
     def row_axes(self) -> tuple[int, ...]:
         """The batch and head window axes of the intermediate layout, in layout order.
 
@@ -85,7 +86,7 @@ class WindowPlan:
         heads = len(self.batch_shape) + len(self.head_window_dims)
         return tuple(axis for axis in self.to_layout if axis < heads)
 
-    @property
+    @functools.cached_property
     def layout_to_rows(self) -> tuple[int, ...]:
         """Permutation of the op's layout to ``[head axes in layout order, tail axes]``."""
         heads = len(self.batch_shape) + len(self.head_window_dims)
@@ -93,7 +94,16 @@ class WindowPlan:
         tail = [a for a, axis in enumerate(self.to_layout) if axis >= heads]
         return tuple(head + tail)
 
-    @property
+    @functools.cached_property
+    def head_strides(self) -> dict[int, int]:
+        """Rows between neighbours along each head dim of the operand."""
+        strides, stride = {}, 1
+        for d in reversed(range(self.tail_start)):
+            strides[d] = stride
+            stride *= self.operand_shape[d]
+        return strides
+
+    @functools.cached_property
     def row_count(self) -> int:
         """Rows moved: one per batch position and head window position."""
         head_window = math.prod(self.window_sizes[d] for d in self.head_window_dims)
@@ -156,14 +166,6 @@ def start_vectors(xp: ModuleType, plan: WindowPlan, indices: Array) -> Array:
     return to_int64(xp, indices)
 
 
-def _head_strides(plan: WindowPlan) -> dict[int, int]:
-    strides, stride = {}, 1
-    for d in reversed(range(plan.tail_start)):
-        strides[d] = stride
-        stride *= plan.operand_shape[d]
-    return strides
-
-
 def _along(xp: ModuleType, values: Array, axis: int, ndim: int) -> Array:
     """Reshape 1-D ``values`` to broadcast along ``axis`` of an ``ndim``-d array."""
     shape = [1] * ndim
@@ -178,21 +180,27 @@ def row_numbers(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
     shape ``[*batch_shape, *head_window_shape]``.
     """
     device = compat.device(starts)
-    strides = _head_strides(plan)
+    strides = plan.head_strides
     nb = len(plan.batch_shape)
     head_dims = plan.head_window_dims
     ndim = nb + len(head_dims)
-    rows = xp.zeros(plan.batch_shape + (1,) * len(head_dims), dtype=xp.int64, device=device)
-    for k, d in enumerate(plan.start_map):
-        rows = rows + xp.reshape(starts[..., k] * strides[d], rows.shape)
+    start_shape = plan.batch_shape + (1,) * len(head_dims)
+    terms = [
+        xp.reshape(_scaled(starts[..., k], strides[d]), start_shape)
+        for k, d in enumerate(plan.start_map)
+    ] or [xp.zeros(start_shape, dtype=xp.int64, device=device)]  # spans every batch dim
     for operand_dim, index_dim in plan.batching_pairs:
         axis = index_dim - (index_dim > plan.index_vector_dim)
         positions = xp.arange(plan.operand_shape[operand_dim], dtype=xp.int64, device=device)
-        rows = rows + _along(xp, positions * strides[operand_dim], axis, ndim)
+        terms.append(_along(xp, _scaled(positions, strides[operand_dim]), axis, ndim))
     for j, d in enumerate(head_dims):
         offsets = xp.arange(plan.window_sizes[d], dtype=xp.int64, device=device)
-        rows = rows + _along(xp, offsets * strides[d], nb + j, ndim)
-    return rows
+        terms.append(_along(xp, _scaled(offsets, strides[d]), nb + j, ndim))
+    return functools.reduce(lambda total, term: total + term, terms)
+
+
+def _scaled(x: Array, stride: int) -> Array:
+    return x if stride == 1 else x * stride
 
 
 def clamp_starts(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
