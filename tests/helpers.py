@@ -9,6 +9,20 @@ import numpy as np
 
 Array = Any
 
+# Attributes that read or write whole rows of a 2-D operand, one index per row.
+ROW_GATHER = {
+    "offset_dims": (1,),
+    "collapsed_slice_dims": (0,),
+    "start_index_map": (0,),
+    "index_vector_dim": 1,
+}
+ROW_SCATTER = {
+    "update_window_dims": (1,),
+    "inserted_window_dims": (0,),
+    "scatter_dims_to_operand_dims": (0,),
+    "index_vector_dim": 1,
+}
+
 
 def to_numpy(x: Array) -> np.ndarray:
     """A NumPy copy of an array of any backend."""

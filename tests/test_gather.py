@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_same, from_numpy, to_numpy
+from helpers import ROW_GATHER, assert_same, from_numpy, to_numpy
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import gather as reference
@@ -83,10 +83,7 @@ def test_gather_default_fill_per_dtype(xp, dtype, expected):
         indexops.gather(
             operand,
             indices,
-            offset_dims=(1,),
-            collapsed_slice_dims=(0,),
-            start_index_map=(0,),
-            index_vector_dim=1,
+            **ROW_GATHER,
             slice_sizes=(1, 2),
             mode="fill",
         )
@@ -101,10 +98,7 @@ def test_gather_result_stays_on_backend_and_input_untouched(xp):
     out = indexops.gather(
         operand,
         indices,
-        offset_dims=(1,),
-        collapsed_slice_dims=(0,),
-        start_index_map=(0,),
-        index_vector_dim=1,
+        **ROW_GATHER,
         slice_sizes=(1, 3),
     )
     assert type(out) is type(operand)

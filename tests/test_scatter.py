@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_same, backend_name, from_numpy, to_numpy
+from helpers import ROW_SCATTER, assert_same, backend_name, from_numpy, to_numpy
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import scatter as reference
@@ -108,12 +108,7 @@ def test_float_add_with_many_duplicates_only_reassociates(xp):
     operand = rng.standard_normal((5, 3)).astype(np.float32)
     updates = rng.standard_normal((200, 3)).astype(np.float32)
     rows = rng.integers(0, 5, size=(200, 1))
-    attrs = dict(
-        update_window_dims=(1,),
-        inserted_window_dims=(0,),
-        scatter_dims_to_operand_dims=(0,),
-        index_vector_dim=1,
-    )
+    attrs = ROW_SCATTER
     expected = reference.scatter(operand, rows, updates, update_computation="add", **attrs)
     result = indexops.scatter(
         from_numpy(xp, operand),
@@ -129,12 +124,7 @@ def test_replace_last_write_wins_and_callable_sees_the_sequence(xp):
     operand = from_numpy(xp, np.zeros((3, 2), dtype=np.int64))
     rows = from_numpy(xp, np.array([[1], [1], [1], [0]]))
     updates = from_numpy(xp, np.array([[1, 1], [2, 2], [3, 3], [4, 4]]))
-    attrs = dict(
-        update_window_dims=(1,),
-        inserted_window_dims=(0,),
-        scatter_dims_to_operand_dims=(0,),
-        index_vector_dim=1,
-    )
+    attrs = ROW_SCATTER
     assert_same(indexops.scatter(operand, rows, updates, **attrs), [[4, 4], [3, 3], [0, 0]])
     digits = indexops.scatter(
         operand, rows, updates, update_computation=lambda a, b: a * 10 + b, **attrs
@@ -183,12 +173,7 @@ def test_recognised_namespace_combiners_equal_their_names(xp):
     operand = from_numpy(xp, np.arange(6, dtype=np.int64).reshape(3, 2))
     rows = from_numpy(xp, np.array([[2], [2]]))
     updates = from_numpy(xp, np.array([[5, 1], [2, 9]]))
-    attrs = dict(
-        update_window_dims=(1,),
-        inserted_window_dims=(0,),
-        scatter_dims_to_operand_dims=(0,),
-        index_vector_dim=1,
-    )
+    attrs = ROW_SCATTER
     for name, fn in (
         ("add", operator.add),
         ("max", xp.maximum),
