@@ -132,6 +132,24 @@ def test_replace_last_write_wins_and_callable_sees_the_sequence(xp):
     assert_same(digits, [[4, 4], [123, 123], [0, 0]])
 
 
+@pytest.mark.parametrize("table_rows", [6, 5000], ids=["scratch", "sorted"])
+@pytest.mark.parametrize("repeats", [False, True], ids=["distinct", "repeated"])
+def test_replace_finds_duplicates_in_small_and_large_tables(xp, table_rows, repeats):
+    # A few rows into a large table take the sorting route, many rows into a small table
+    # the scratch-array route of last_occurrences; both must keep the last write.
+    rng = np.random.default_rng(table_rows)
+    count = 6 if repeats else min(table_rows, 6)
+    targets = rng.integers(0, 3, size=count) if repeats else rng.permutation(table_rows)[:count]
+    operand = np.zeros((table_rows, 2), dtype=np.int32)
+    rows = targets.reshape(-1, 1)
+    updates = np.arange(2 * count, dtype=np.int32).reshape(count, 2)
+    expected = reference.scatter(operand, rows, updates, **ROW_SCATTER)
+    result = indexops.scatter(
+        from_numpy(xp, operand), from_numpy(xp, rows), from_numpy(xp, updates), **ROW_SCATTER
+    )
+    assert_same(result, expected)
+
+
 def test_empty_index_vector_combines_every_update(xp):
     # openxla/xla #48716: indices of shape (3, 0) all hit the same window
     operand = from_numpy(xp, np.array([10], dtype=np.int32))

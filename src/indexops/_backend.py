@@ -7,6 +7,7 @@ naming the backend, integer index checks, and whether an array can be written in
 from __future__ import annotations
 
 import enum
+import functools
 from types import ModuleType
 from typing import Any
 
@@ -49,16 +50,38 @@ def backend_of(x: Array) -> Backend:
 
 def namespace(op: str, **arrays: Array) -> ModuleType:
     """The Array API namespace shared by ``arrays``, with a clear error if there is none."""
+    kinds = {type(x) for x in arrays.values()}
+    if len(kinds) == 1 and (known := _NAMESPACE_OF_TYPE.get(kinds.pop())) is not None:
+        return known  # one array type seen before: its namespace never changes
     for name, x in arrays.items():
         if not compat.is_array_api_obj(x) or isinstance(x, (int, float, complex, bool)):
             raise type_error(
                 op, name, _short(x), "an array of an Array API library (numpy, torch, jax, ...)"
             )
     try:
-        return compat.array_namespace(*arrays.values())
+        xp = compat.array_namespace(*arrays.values())
     except TypeError as exc:
-        kinds = {name: type(x).__module__ + "." + type(x).__name__ for name, x in arrays.items()}
-        raise type_error(op, ", ".join(arrays), kinds, "arrays of one library") from exc
+        found = {name: f"{type(x).__module__}.{type(x).__name__}" for name, x in arrays.items()}
+        raise type_error(op, ", ".join(arrays), found, "arrays of one library") from exc
+    if len({type(x) for x in arrays.values()}) == 1:
+        _NAMESPACE_OF_TYPE[type(next(iter(arrays.values())))] = xp
+    return xp
+
+
+_NAMESPACE_OF_TYPE: dict[type, ModuleType] = {}
+
+
+def has_kind(xp: ModuleType, dtype: Any, kind: str) -> bool:
+    """``xp.isdtype(dtype, kind)``, remembered per dtype (isdtype costs microseconds)."""
+    try:
+        return _cached_kind(xp, dtype, kind)
+    except TypeError:  # an unhashable dtype object
+        return bool(xp.isdtype(dtype, kind))
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_kind(xp: ModuleType, dtype: Any, kind: str) -> bool:
+    return bool(xp.isdtype(dtype, kind))
 
 
 def _short(x: Any) -> str:
@@ -69,7 +92,7 @@ def _short(x: Any) -> str:
 
 def check_integer_array(op: str, name: str, x: Array, xp: ModuleType) -> None:
     """Raise unless ``x`` has a signed or unsigned integer dtype (bool is not an integer)."""
-    if not xp.isdtype(x.dtype, "integral"):
+    if not has_kind(xp, x.dtype, "integral"):
         raise type_error(op, f"{name}.dtype", str(x.dtype), "an integer dtype (signed or unsigned)")
 
 

@@ -9,11 +9,12 @@ from typing import Any
 
 import array_api_compat as compat
 
-from ._backend import as_int, as_tuple, check_integer_array, namespace
+from ._backend import as_int, as_tuple, check_integer_array, has_kind, namespace
 from ._errors import value_error
 from ._rows import take_rows
 from ._windows import (
     WindowPlan,
+    all_windows_inside,
     check_batching_dims,
     check_index_vector_dim,
     check_rank_sum,
@@ -23,6 +24,7 @@ from ._windows import (
     check_window_rank,
     clamp_starts,
     make_plan,
+    permuted,
     row_numbers,
     start_vectors,
     windows_in_bounds,
@@ -111,27 +113,28 @@ def _execute(
     xp: ModuleType, plan: WindowPlan, operand: Array, indices: Array, mode: str, fill: Any
 ) -> Array:
     starts = start_vectors(xp, plan, indices)
-    safe = starts if mode == "promise_in_bounds" else clamp_starts(xp, plan, starts)
+    inside = mode == "promise_in_bounds" or all_windows_inside(xp, plan, starts)
+    safe = starts if inside else clamp_starts(xp, plan, starts)
     rows = xp.reshape(row_numbers(xp, plan, safe), (-1,))
     table = xp.reshape(operand, plan.rows_shape)
     windows = xp.reshape(take_rows(xp, table, rows), plan.intermediate_shape)
-    if mode == "fill":
+    if mode == "fill" and not inside:
         inside = windows_in_bounds(xp, plan, starts)
         inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
         windows = xp.where(
             inside, windows, xp.asarray(fill, dtype=operand.dtype, device=compat.device(operand))
         )
-    return xp.permute_dims(windows, plan.to_layout)
+    return permuted(xp, windows, plan.to_layout)
 
 
 def _fill_scalar(xp: ModuleType, dtype: Any, fill_value: Any) -> Any:
     if fill_value is not None:
         return fill_value
-    if xp.isdtype(dtype, "bool"):
+    if has_kind(xp, dtype, "bool"):
         return True
-    if xp.isdtype(dtype, "signed integer"):
+    if has_kind(xp, dtype, "signed integer"):
         return xp.iinfo(dtype).min
-    if xp.isdtype(dtype, "unsigned integer"):
+    if has_kind(xp, dtype, "unsigned integer"):
         return xp.iinfo(dtype).max
     return float("nan")
 

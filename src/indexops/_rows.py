@@ -69,10 +69,9 @@ def put_rows(
     backend = _backend(target)
     writer = _WRITERS.get(backend, _GenericWriter)
     if combiner.name == "replace":
-        if not unique:
-            keep = last_occurrences(xp, rows)
-            if keep.shape[0] != rows.shape[0]:  # only duplicates cost a copy of values
-                rows, values = xp.take(rows, keep), xp.take(values, keep, axis=0)
+        keep = None if unique else last_occurrences(xp, writer, rows, target.shape[0])
+        if keep is not None:  # only duplicates cost a copy of values
+            rows, values = xp.take(rows, keep), xp.take(values, keep, axis=0)
         return writer.set_unique(xp, target, rows, values)
     if combiner.name is not None:
         result = writer.combine(xp, target, rows, values, combiner.name)
@@ -81,13 +80,36 @@ def put_rows(
     return _apply_in_passes(xp, writer, target, rows, values, combiner, unique)
 
 
-def last_occurrences(xp: ModuleType, rows: Array) -> Array:
-    """Positions in ``rows`` of the last occurrence of each distinct value."""
+# Up to this many target rows per written row, duplicates are found with scratch arrays of
+# one entry per target row (a few passes over memory) instead of sorting the rows.
+_SCRATCH_ROWS_PER_UPDATE = 64
+
+
+def last_occurrences(
+    xp: ModuleType, writer: type[_GenericWriter], rows: Array, n: int
+) -> Array | None:
+    """Positions in ``rows`` (entries in ``[0, n)``) of the last occurrence of each value.
+
+    ``None`` when no value repeats, so callers skip the selection.
+    """
+    m = rows.shape[0]
+    device = compat.device(rows)
+    if writer.writes_scratch and n <= _SCRATCH_ROWS_PER_UPDATE * m:
+        seen = xp.zeros(n, dtype=xp.bool, device=device)
+        seen[rows] = True
+        if int(xp.count_nonzero(seen)) == m:
+            return None
+        position_type = xp.int32 if m < 2**31 else xp.int64
+        positions = xp.arange(m, dtype=position_type, device=device)
+        latest = xp.full((n, 1), -1, dtype=position_type, device=device)
+        latest = writer.combine(xp, latest, rows, positions[:, None], "max")
+        is_last = xp.take(latest[:, 0], rows) == positions
+        return xp.nonzero(is_last)[0]
     order = xp.argsort(rows, stable=True)
     ordered = xp.take(rows, order)
     ends = xp.searchsorted(ordered, ordered, side="right") - 1
-    is_last = ends == xp.arange(ordered.shape[0], dtype=ends.dtype, device=compat.device(rows))
-    return order[is_last]
+    is_last = ends == xp.arange(m, dtype=ends.dtype, device=device)
+    return None if bool(xp.all(is_last)) else order[is_last]
 
 
 def _apply_in_passes(
@@ -121,6 +143,8 @@ def _apply_in_passes(
 class _GenericWriter:
     """Pure Array API writes: build the result with searchsorted and where."""
 
+    writes_scratch = False  # whether ``scratch[rows] = value`` works on this backend
+
     @staticmethod
     def set_unique(xp: ModuleType, target: Array, rows: Array, values: Array) -> Array:
         n, m = target.shape[0], rows.shape[0]
@@ -140,9 +164,14 @@ class _GenericWriter:
 
 
 class _NumpyWriter(_GenericWriter):
+    writes_scratch = True
+
     @staticmethod
     def set_unique(xp: ModuleType, target: Array, rows: Array, values: Array) -> Array:
-        target[rows] = values
+        if target.shape[1] == 1:  # 1-D fancy assignment is faster than one of [n, 1] rows
+            target[:, 0][rows] = values[:, 0]
+        else:
+            target[rows] = values
         return target
 
     @staticmethod
@@ -151,10 +180,10 @@ class _NumpyWriter(_GenericWriter):
 
         ufunc = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[name]
         width = target.shape[1]
-        if target.flags.c_contiguous and width > 1:
+        if target.flags.c_contiguous:
             # ufunc.at is much faster on flat element indices than on rows
-            elements = (rows[:, None] * width + np.arange(width)).reshape(-1)
-            ufunc.at(target.reshape(-1), elements, values.reshape(-1))
+            elements = rows if width == 1 else (rows[:, None] * width + np.arange(width))
+            ufunc.at(target.reshape(-1), elements.reshape(-1), values.reshape(-1))
         else:
             ufunc.at(target, rows, values)
         return target
@@ -164,6 +193,8 @@ _TORCH_REDUCE = {"mul": "prod", "min": "amin", "max": "amax"}
 
 
 class _TorchWriter(_GenericWriter):
+    writes_scratch = True
+
     @staticmethod
     def set_unique(xp: ModuleType, target: Array, rows: Array, values: Array) -> Array:
         target.index_copy_(0, rows, values)

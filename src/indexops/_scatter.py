@@ -11,6 +11,7 @@ from ._backend import (
     as_int,
     as_tuple,
     check_integer_array,
+    has_kind,
     namespace,
     writes_in_place,
 )
@@ -19,11 +20,13 @@ from ._errors import type_error, value_error
 from ._rows import write_rows
 from ._windows import (
     WindowPlan,
+    all_windows_inside,
     check_sorted,
     check_unique,
     check_window_rank,
     clamp_starts,
     make_plan,
+    permuted,
     row_numbers,
     rows_in_bounds,
     safe_starts,
@@ -143,7 +146,7 @@ index_vector_dim, input_batching_dims, scatter_indices_batching_dims
 
 def _combiner(xp: ModuleType, dtype: Any, update_computation: Any) -> Combiner:
     combiner = resolve("scatter", xp, update_computation)
-    if combiner.name not in (None, "replace") and xp.isdtype(dtype, "bool"):
+    if combiner.name not in (None, "replace") and has_kind(xp, dtype, "bool"):
         raise type_error(
             "scatter",
             "update_computation",
@@ -162,24 +165,24 @@ def _rows_and_values(
     """
     starts = start_vectors(xp, plan, indices)
     inside = None
-    if mode == "clip":
-        starts = clamp_starts(xp, plan, starts)
-    elif mode != "promise_in_bounds":
-        if mode == "drop":
-            inside = rows_in_bounds(xp, plan, starts)
+    if mode != "promise_in_bounds" and not all_windows_inside(xp, plan, starts):
+        if mode == "clip":
+            starts = clamp_starts(xp, plan, starts)
         else:
-            inside = windows_in_bounds(xp, plan, starts)
-            inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.head_window_dims))
-        starts = safe_starts(xp, plan, starts)
+            if mode == "drop":
+                inside = rows_in_bounds(xp, plan, starts)
+            else:
+                inside = windows_in_bounds(xp, plan, starts)
+                inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.head_window_dims))
+            starts = safe_starts(xp, plan, starts)
     rows = row_numbers(xp, plan, starts)
-    values = xp.permute_dims(updates, plan.layout_to_rows)
+    values = permuted(xp, updates, plan.layout_to_rows)
     values = xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
-    if inside is not None:
-        inside = None if bool(xp.all(inside)) else xp.broadcast_to(inside, rows.shape)
-    rows = xp.reshape(xp.permute_dims(rows, plan.row_axes), (-1,))
     if inside is None:
-        return rows, values
-    keep = xp.reshape(xp.permute_dims(inside, plan.row_axes), (-1,))
+        return xp.reshape(permuted(xp, rows, plan.row_axes), (-1,)), values
+    inside = xp.broadcast_to(inside, rows.shape)
+    rows = xp.reshape(permuted(xp, rows, plan.row_axes), (-1,))
+    keep = xp.reshape(permuted(xp, inside, plan.row_axes), (-1,))
     return rows[keep], values[keep]
 
 

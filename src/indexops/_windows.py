@@ -104,6 +104,11 @@ class WindowPlan:
         return strides
 
     @functools.cached_property
+    def start_limits(self) -> tuple[int, ...]:
+        """Per start index: the largest start whose window still fits in the operand."""
+        return tuple(self.operand_shape[d] - self.window_sizes[d] for d in self.start_map)
+
+    @functools.cached_property
     def row_count(self) -> int:
         """Rows moved: one per batch position and head window position."""
         head_window = math.prod(self.window_sizes[d] for d in self.head_window_dims)
@@ -162,8 +167,16 @@ def make_plan(
 def start_vectors(xp: ModuleType, plan: WindowPlan, indices: Array) -> Array:
     """The start vectors as int64, shape ``[*batch_shape, len(start_map)]``."""
     indices = xp.reshape(indices, plan.index_shape)
-    indices = xp.moveaxis(indices, plan.index_vector_dim, -1)
+    if plan.index_vector_dim != len(plan.index_shape) - 1:
+        indices = xp.moveaxis(indices, plan.index_vector_dim, -1)
     return to_int64(xp, indices)
+
+
+def permuted(xp: ModuleType, x: Array, axes: tuple[int, ...]) -> Array:
+    """``xp.permute_dims(x, axes)``, skipped for the identity (a call costs microseconds)."""
+    if all(axis == position for position, axis in enumerate(axes)):
+        return x
+    return xp.permute_dims(x, axes)
 
 
 def _along(xp: ModuleType, values: Array, axis: int, ndim: int) -> Array:
@@ -205,11 +218,12 @@ def _scaled(x: Array, stride: int) -> Array:
 
 def clamp_starts(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
     """StableHLO clamping: each start moves so its whole window is inside the operand."""
-    upper = [plan.operand_shape[d] - plan.window_sizes[d] for d in plan.start_map]
-    return _clip_columns(xp, starts, [0] * len(upper), upper)
+    return _clip_columns(xp, starts, (0,) * len(plan.start_limits), plan.start_limits)
 
 
-def _clip_columns(xp: ModuleType, starts: Array, lower: list[int], upper: list[int]) -> Array:
+def _clip_columns(
+    xp: ModuleType, starts: Array, lower: tuple[int, ...], upper: tuple[int, ...]
+) -> Array:
     if not lower:
         return starts
     device = compat.device(starts)
@@ -218,11 +232,27 @@ def _clip_columns(xp: ModuleType, starts: Array, lower: list[int], upper: list[i
     return xp.minimum(xp.maximum(starts, low), high)
 
 
+def all_windows_inside(xp: ModuleType, plan: WindowPlan, starts: Array) -> bool:
+    """Whether every window lies inside the operand, so clamping and masking change nothing.
+
+    Two reductions over the starts; far cheaper than building the clamped or masked arrays
+    that are only needed when some window sticks out.
+    """
+    limits = plan.start_limits
+    if not limits or math.prod(starts.shape) == 0:
+        return True
+    if len(limits) == 1:
+        return int(xp.min(starts)) >= 0 and int(xp.max(starts)) <= limits[0]
+    batch_axes = tuple(range(starts.ndim - 1))
+    low, high = xp.min(starts, axis=batch_axes), xp.max(starts, axis=batch_axes)
+    upper = xp.asarray(limits, dtype=xp.int64, device=compat.device(starts))
+    return bool(xp.all((low >= 0) & (high <= upper)))
+
+
 def windows_in_bounds(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
     """Per batch position: whether the whole window lies inside the operand."""
-    upper = [plan.operand_shape[d] - plan.window_sizes[d] for d in plan.start_map]
     inside = xp.ones(plan.batch_shape, dtype=xp.bool, device=compat.device(starts))
-    for k, high in enumerate(upper):
+    for k, high in enumerate(plan.start_limits):
         inside = inside & (starts[..., k] >= 0) & (starts[..., k] <= high)
     return inside
 
@@ -251,14 +281,9 @@ def rows_in_bounds(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
 
 def safe_starts(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
     """Starts clipped to ``[-window, dim]``: same bounds verdicts, no int64 overflow."""
-    lower = [-plan.window_sizes[d] for d in plan.start_map]
-    upper = [plan.operand_shape[d] for d in plan.start_map]
+    lower = tuple(-plan.window_sizes[d] for d in plan.start_map)
+    upper = tuple(plan.operand_shape[d] for d in plan.start_map)
     return _clip_columns(xp, starts, lower, upper)
-
-
-def intermediate_to_rows(xp: ModuleType, plan: WindowPlan, values: Array) -> Array:
-    """``[*batch, *window]`` values as ``[rows, tail]``."""
-    return xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
 
 
 def check_window_rank(op: str, name: str, value: tuple[int, ...], rank: int, rule: str) -> None:
