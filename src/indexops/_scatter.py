@@ -21,7 +21,11 @@ from ._rows import write_rows
 from ._windows import (
     WindowPlan,
     all_windows_inside,
+    check_batching_dims,
+    check_index_vector_dim,
+    check_rank_sum,
     check_sorted,
+    check_start_map_size,
     check_unique,
     check_window_rank,
     clamp_starts,
@@ -202,18 +206,15 @@ def _scatter_plan(
     op = "scatter"
     rank = len(input_shape)
     index_rank = len(index_shape)
-    if rank != len(update_window_dims) + len(inserted_window_dims) + len(input_batching_dims):
-        raise value_error(
-            op,
-            "update_window_dims, inserted_window_dims, input_batching_dims",
-            (update_window_dims, inserted_window_dims, input_batching_dims),
-            f"their sizes must add up to rank(input) = {rank}",
-            "C2",
-        )
-    if not 0 <= index_vector_dim <= index_rank:
-        raise value_error(
-            op, "index_vector_dim", index_vector_dim, f"must be in [0, {index_rank}]", "C22"
-        )
+    check_rank_sum(
+        op,
+        "update_window_dims, inserted_window_dims, input_batching_dims",
+        (update_window_dims, inserted_window_dims, input_batching_dims),
+        rank,
+        "input",
+        "C2",
+    )
+    check_index_vector_dim(op, index_vector_dim, index_rank, "C22")
     check_unique(op, "update_window_dims", update_window_dims, "C7")
     check_sorted(op, "update_window_dims", update_window_dims, "C7")
     check_window_rank(op, "update_window_dims", update_window_dims, len(updates_shape), "C8")
@@ -223,46 +224,25 @@ def _scatter_plan(
     check_window_rank(op, "inserted_window_dims", inserted_window_dims, rank, "C11")
     check_sorted(op, "input_batching_dims", input_batching_dims, "C12")
     check_window_rank(op, "input_batching_dims", input_batching_dims, rank, "C13")
-    check_unique(op, "scatter_indices_batching_dims", scatter_indices_batching_dims, "C14")
-    check_window_rank(
-        op, "scatter_indices_batching_dims", scatter_indices_batching_dims, index_rank, "C15"
+    check_batching_dims(
+        op,
+        ("input", "scatter_indices", "input_batching_dims", "scatter_indices_batching_dims"),
+        input_batching_dims,
+        scatter_indices_batching_dims,
+        input_shape,
+        index_shape,
+        index_vector_dim,
+        ("C14", "C15", "C16", "C17", "C18"),
     )
-    if index_vector_dim in scatter_indices_batching_dims:
-        raise value_error(
-            op,
-            "scatter_indices_batching_dims",
-            scatter_indices_batching_dims,
-            f"must not contain index_vector_dim={index_vector_dim}",
-            "C16",
-        )
-    if len(input_batching_dims) != len(scatter_indices_batching_dims):
-        raise value_error(
-            op,
-            "scatter_indices_batching_dims",
-            scatter_indices_batching_dims,
-            f"must have the size of input_batching_dims={input_batching_dims}",
-            "C17",
-        )
-    for input_dim, index_dim in zip(input_batching_dims, scatter_indices_batching_dims):
-        if input_shape[input_dim] != index_shape[index_dim]:
-            raise value_error(
-                op,
-                "scatter_indices_batching_dims",
-                scatter_indices_batching_dims,
-                f"dim {index_dim} of scatter_indices has size {index_shape[index_dim]} but "
-                f"input batching dim {input_dim} has size {input_shape[input_dim]}",
-                "C18",
-            )
-    vector_size = index_shape[index_vector_dim] if index_vector_dim < index_rank else 1
-    if len(scatter_dims_to_operand_dims) != vector_size:
-        raise value_error(
-            op,
-            "scatter_dims_to_operand_dims",
-            scatter_dims_to_operand_dims,
-            f"its size must equal the index vector size {vector_size} "
-            f"(dim {index_vector_dim} of scatter_indices with shape {index_shape})",
-            "C19",
-        )
+    check_start_map_size(
+        op,
+        "scatter_dims_to_operand_dims",
+        scatter_dims_to_operand_dims,
+        index_shape,
+        index_vector_dim,
+        "scatter_indices",
+        "C19",
+    )
     check_unique(
         op,
         "scatter_dims_to_operand_dims + input_batching_dims",
