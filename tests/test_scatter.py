@@ -65,10 +65,8 @@ def test_scatter_matches_reference(xp, mode, data):
     assert_same(run(xp, case, operand, updates, combiner, mode), expected)
 
 
-@pytest.mark.parametrize("backend", ["numpy", "torch"])
 @given(data=st.data())
-def test_native_fast_paths_equal_the_generic_path(backend, data):
-    xp = pytest.importorskip("array_api_compat.torch" if backend == "torch" else "numpy")
+def test_native_fast_paths_equal_the_generic_path(xp, data):
     combiner = data.draw(st.sampled_from(COMBINERS))
     mode = data.draw(st.sampled_from(MODES))
     case, operand, updates = draw_scatter(data, ("int32", "int64"))

@@ -223,14 +223,18 @@ class _JaxWriter(_GenericWriter):
 
 
 class _CupyWriter(_NumpyWriter):
+    # cupy's ufunc.at runs on these dtypes only (float16 for add alone); others take passes
+    _AT_DTYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64")
+
     @staticmethod
     def combine(xp: ModuleType, target: Array, rows: Array, values: Array, name: str) -> Any:
-        import cupyx
+        import cupy
 
-        scatter = {"add": cupyx.scatter_add, "min": cupyx.scatter_min, "max": cupyx.scatter_max}
-        if name not in scatter:
+        dtypes = _CupyWriter._AT_DTYPES + (("float16",) if name == "add" else ())
+        ufunc = {"add": cupy.add, "min": cupy.minimum, "max": cupy.maximum}.get(name)
+        if ufunc is None or target.dtype.name not in dtypes:
             return None
-        scatter[name](target, rows, values)
+        ufunc.at(target, rows, values)
         return target
 
 

@@ -169,16 +169,15 @@ def _rows_and_values(
     """
     starts = start_vectors(xp, plan, indices)
     inside = None
-    if mode != "promise_in_bounds" and not all_windows_inside(xp, plan, starts):
-        if mode == "clip":
-            starts = clamp_starts(xp, plan, starts)
+    if mode == "clip":
+        starts = clamp_starts(xp, plan, starts)
+    elif mode != "promise_in_bounds" and not all_windows_inside(xp, plan, starts):
+        if mode == "drop":
+            inside = rows_in_bounds(xp, plan, starts)
         else:
-            if mode == "drop":
-                inside = rows_in_bounds(xp, plan, starts)
-            else:
-                inside = windows_in_bounds(xp, plan, starts)
-                inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.head_window_dims))
-            starts = safe_starts(xp, plan, starts)
+            inside = windows_in_bounds(xp, plan, starts)
+            inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.head_window_dims))
+        starts = safe_starts(xp, plan, starts)
     rows = row_numbers(xp, plan, starts)
     values = permuted(xp, updates, plan.layout_to_rows)
     values = xp.reshape(values, (plan.row_count, plan.rows_shape[1]))

@@ -116,6 +116,8 @@ def _slots_and_rows(
     values = xp.reshape(src, (rows.shape[0], d))
     if rows.shape[0] == 0:
         return rows, values
+    if not bool(xp.any((rows < 0) | (rows >= slots))):
+        return rows, values  # the common case costs one read (a sync on a GPU)
     past = rows >= slots
     if bool(xp.any(past)):
         position = int(xp.nonzero(past)[0][0])

@@ -241,8 +241,8 @@ def all_windows_inside(xp: ModuleType, plan: WindowPlan, starts: Array) -> bool:
     limits = plan.start_limits
     if not limits or math.prod(starts.shape) == 0:
         return True
-    if len(limits) == 1:
-        return int(xp.min(starts)) >= 0 and int(xp.max(starts)) <= limits[0]
+    if len(limits) == 1:  # one device-to-host read: each costs a sync on a GPU
+        return bool((xp.min(starts) >= 0) & (xp.max(starts) <= limits[0]))
     batch_axes = tuple(range(starts.ndim - 1))
     low, high = xp.min(starts, axis=batch_axes), xp.max(starts, axis=batch_axes)
     upper = xp.asarray(limits, dtype=xp.int64, device=compat.device(starts))
