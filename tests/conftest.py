@@ -3,10 +3,14 @@
 ``INDEXOPS_BACKENDS`` (comma separated, e.g. ``numpy,torch``) narrows the set; each nox
 session tests one backend this way. A backend that is not installed, or has no device,
 is skipped with the reason, never dropped silently.
+
+``torch_cuda`` is ``torch`` with every array the tests create on the GPU (``cuda``); on a
+GPU machine benchmarks/gpu.sh runs ``INDEXOPS_BACKENDS=cupy,torch_cuda``.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from types import ModuleType
@@ -14,7 +18,7 @@ from types import ModuleType
 import pytest
 from hypothesis import HealthCheck, settings
 
-ALL_BACKENDS = ("numpy", "array_api_strict", "torch", "jax", "cupy")
+ALL_BACKENDS = ("numpy", "array_api_strict", "torch", "jax", "cupy", "torch_cuda")
 
 settings.register_profile(
     "default",
@@ -40,6 +44,24 @@ def selected_backends() -> tuple[str, ...]:
     return names
 
 
+class OnDevice(ModuleType):
+    """Namespace ``xp`` whose creation functions put arrays on ``device`` unless told otherwise.
+
+    Everything else (dtypes, functions on existing arrays) is ``xp``'s own. The name keeps
+    ``xp.__name__`` (so ``helpers.backend_name`` still finds the library) plus the device.
+    """
+
+    CREATION = ("asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye")
+
+    def __init__(self, xp: ModuleType, device: str) -> None:
+        super().__init__(f"{xp.__name__}[{device}]")
+        self._xp, self._device = xp, device
+
+    def __getattr__(self, name: str) -> object:
+        attr = getattr(self._xp, name)
+        return functools.partial(attr, device=self._device) if name in self.CREATION else attr
+
+
 def load_backend(name: str) -> ModuleType:
     """The Array API namespace of backend ``name``, or skip the test with a reason."""
     try:
@@ -54,6 +76,10 @@ def load_backend(name: str) -> ModuleType:
         if name == "torch":
             importlib.import_module("torch")
             return importlib.import_module("array_api_compat.torch")
+        if name == "torch_cuda":
+            if not importlib.import_module("torch").cuda.is_available():
+                pytest.skip("torch is installed but CUDA is not available")
+            return OnDevice(importlib.import_module("array_api_compat.torch"), "cuda")
         if name == "jax":
             jax = importlib.import_module("jax")
             jax.config.update("jax_enable_x64", True)
