@@ -96,15 +96,31 @@ def check_integer_array(op: str, name: str, x: Array, xp: ModuleType) -> None:
         raise type_error(op, f"{name}.dtype", str(x.dtype), "an integer dtype (signed or unsigned)")
 
 
+def int64_constant(xp: ModuleType, values: int | tuple[int, ...], like: Array) -> Array:
+    """An int64 array of ``values`` on the device of ``like``, made once per device.
+
+    Copying a small host value to a GPU waits for the device's queue, so constants that
+    every call needs (clamp bounds) are kept; they are never written to.
+    """
+    device = compat.device(like)
+    try:
+        return _cached_constant(xp, device, values)
+    except TypeError:  # an unhashable device object
+        return xp.asarray(values, dtype=xp.int64, device=device)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_constant(xp: ModuleType, device: Any, values: int | tuple[int, ...]) -> Array:
+    return xp.asarray(values, dtype=xp.int64, device=device)
+
+
 def to_int64(xp: ModuleType, x: Array) -> Array:
     """``x`` as int64; uint64 values above the int64 range saturate instead of wrapping."""
     if x.dtype == xp.int64:
         return x
     wide = xp.astype(x, xp.int64)
     if x.dtype == xp.uint64:  # values >= 2**63 wrapped to negatives
-        wide = xp.where(
-            wide < 0, xp.asarray(INT64_MAX, dtype=xp.int64, device=compat.device(x)), wide
-        )
+        wide = xp.where(wide < 0, int64_constant(xp, INT64_MAX, x), wide)
     return wide
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import array_api_compat as compat
 
-from ._backend import to_int64
+from ._backend import int64_constant, to_int64
 from ._errors import value_error
 
 Array = Any
@@ -226,9 +226,7 @@ def _clip_columns(
 ) -> Array:
     if not lower:
         return starts
-    device = compat.device(starts)
-    low = xp.asarray(lower, dtype=xp.int64, device=device)
-    high = xp.asarray(upper, dtype=xp.int64, device=device)
+    low, high = int64_constant(xp, lower, starts), int64_constant(xp, upper, starts)
     return xp.minimum(xp.maximum(starts, low), high)
 
 
@@ -245,7 +243,7 @@ def all_windows_inside(xp: ModuleType, plan: WindowPlan, starts: Array) -> bool:
         return bool((xp.min(starts) >= 0) & (xp.max(starts) <= limits[0]))
     batch_axes = tuple(range(starts.ndim - 1))
     low, high = xp.min(starts, axis=batch_axes), xp.max(starts, axis=batch_axes)
-    upper = xp.asarray(limits, dtype=xp.int64, device=compat.device(starts))
+    upper = int64_constant(xp, limits, starts)
     return bool(xp.all((low >= 0) & (high <= upper)))
 
 
