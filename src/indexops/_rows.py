@@ -95,8 +95,7 @@ def last_occurrences(
     m = rows.shape[0]
     device = compat.device(rows)
     if writer.writes_scratch and n <= _SCRATCH_ROWS_PER_UPDATE * m:
-        seen = xp.zeros(n, dtype=xp.bool, device=device)
-        seen[rows] = True
+        seen = writer.mark(xp, xp.zeros(n, dtype=xp.bool, device=device), rows)
         if int(xp.count_nonzero(seen)) == m:
             return None
         position_type = xp.int32 if m < 2**31 else xp.int64
@@ -143,7 +142,13 @@ def _apply_in_passes(
 class _GenericWriter:
     """Pure Array API writes: build the result with searchsorted and where."""
 
-    writes_scratch = False  # whether ``scratch[rows] = value`` works on this backend
+    writes_scratch = False  # whether ``mark`` can write into a scratch array
+
+    @staticmethod
+    def mark(xp: ModuleType, seen: Array, rows: Array) -> Array:
+        """Set ``seen[rows]`` to True in place."""
+        seen[rows] = True
+        return seen
 
     @staticmethod
     def set_unique(xp: ModuleType, target: Array, rows: Array, values: Array) -> Array:
@@ -194,6 +199,11 @@ _TORCH_REDUCE = {"mul": "prod", "min": "amin", "max": "amax"}
 
 class _TorchWriter(_GenericWriter):
     writes_scratch = True
+
+    @staticmethod
+    def mark(xp: ModuleType, seen: Array, rows: Array) -> Array:
+        # a Python True in seen[rows] = True becomes a tensor copied to the device
+        return seen.index_fill_(0, rows, True)
 
     @staticmethod
     def set_unique(xp: ModuleType, target: Array, rows: Array, values: Array) -> Array:
