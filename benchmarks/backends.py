@@ -38,6 +38,12 @@ class Ctx:
             return self.xp.asnumpy(x)
         return np.asarray(x)
 
+    def ones(self, n: int) -> Any:
+        """``n`` float32 ones made on this backend's device (no host copy of big buffers)."""
+        if self.name == "torch":
+            return self.xp.ones(n, dtype=self.xp.float32, device=self.device)
+        return self.xp.ones(n, dtype=self.xp.float32)
+
     def copy(self, x: Any) -> Any:
         """A new array with the values of ``x`` (the native functional baseline's copy)."""
         return x.clone() if self.name == "torch" else x.copy()
@@ -49,9 +55,24 @@ class Ctx:
 
             jax.block_until_ready(result)
         elif self.name == "torch" and self.device != "cpu":
-            self.xp.cuda.synchronize()
+            self.xp.cuda.synchronize(self.device)
         elif self.name == "cupy":
             self.xp.cuda.Device().synchronize()
+
+    def device_info(self) -> dict[str, Any]:
+        """The GPU's name and CUDA versions (empty on the CPU), for the results' JSON."""
+        if self.name == "torch" and self.device != "cpu":
+            torch = self.xp
+            return {"gpu": torch.cuda.get_device_name(self.device), "cuda": torch.version.cuda}
+        if self.name == "cupy":
+            runtime = self.xp.cuda.runtime
+            name = runtime.getDeviceProperties(self.xp.cuda.Device().id)["name"]
+            return {
+                "gpu": name.decode() if isinstance(name, bytes) else str(name),
+                "cuda_runtime": runtime.runtimeGetVersion(),
+                "cuda_driver": runtime.driverGetVersion(),
+            }
+        return {}
 
 
 def make_ctx(name: str, device: str = "cpu") -> Ctx:
@@ -61,10 +82,14 @@ def make_ctx(name: str, device: str = "cpu") -> Ctx:
     if name == "torch":
         import torch
 
+        if torch.device(device).type == "cuda" and not torch.cuda.is_available():
+            raise SystemExit(f"torch {torch.__version__}: CUDA is not available")
         return Ctx("torch", device, torch)
     if name == "cupy":
         import cupy
 
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise SystemExit("cupy: no GPU")
         return Ctx("cupy", "cuda", cupy)
     if name == "jax":
         import jax.numpy as jnp

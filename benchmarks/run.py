@@ -2,7 +2,8 @@
 
 ``python -m benchmarks.run --backend numpy [--quick]``; ``--backend torch --device cuda``
 and ``--backend cupy`` on a GPU machine. Prints a table of medians and ratios and writes
-``benchmarks/results/<backend>.json`` and ``ratios_<backend>.png``.
+``benchmarks/results/<backend>.json`` and ``ratios_<backend>.png``. ``--scale N`` makes
+workloads 1 and 3 N times bigger (tag ``<backend>-xN``), e.g. to be bandwidth-bound on a GPU.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import platform
 import statistics
 import sys
 import time
+import traceback
 import tracemalloc
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -37,10 +39,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
     parser.add_argument("--quick", action="store_true", help="small sizes, under a minute")
     parser.add_argument("--repeats", type=int, default=None, help="samples per callable")
-    parser.add_argument("--only", default="", help="run workloads whose name contains this")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="run workloads whose name contains this (or, comma-separated, any of these)",
+    )
+    parser.add_argument(
+        "--scale", type=int, default=1, help="multiply the sizes of workloads 1 and 3 by this"
+    )
     parser.add_argument("--no-jax", action="store_true", help="skip the jax.lax peer")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
-    return parser.parse_args(argv)
+    parser.add_argument("--no-plot", action="store_true", help="write the JSON only")
+    args = parser.parse_args(argv)
+    if args.scale < 1:
+        parser.error("--scale must be 1 or more")
+    return args
 
 
 def median_time(fn: Callable[[Any], Any], operand: Any, ctx: Ctx, calls: int) -> float:
@@ -114,11 +127,16 @@ def peak_mib(case: Case, table: dict[str, Entry]) -> dict[str, float]:
     return peaks
 
 
-def copy_bandwidth(ctx: Ctx, quick: bool) -> float:
-    """Device-to-device (host memcpy on CPU) copy bandwidth, GB/s of bytes read + written."""
-    n = (16 if quick else 64) * 2**20  # float32 elements: 64 or 256 MiB
-    src = ctx.asarray(np.ones(n, dtype=np.float32))
-    dst = ctx.asarray(np.zeros(n, dtype=np.float32))
+def copy_bandwidth(ctx: Ctx, quick: bool) -> tuple[float, int]:
+    """Device-to-device (host memcpy on CPU) copy bandwidth, GB/s of bytes read + written.
+
+    Also returns the buffer size in bytes: 64 or 256 MiB on the CPU, 1 GiB on a GPU (made
+    there, not copied from the host), where each sample is 10 copies and one sync.
+    """
+    gpu = ctx.device != "cpu"
+    n = (16 if quick else 256 if gpu else 64) * 2**20  # float32 elements
+    src = ctx.ones(n) if gpu else ctx.asarray(np.ones(n, dtype=np.float32))
+    dst = ctx.copy(src)
 
     def copy(x: Any) -> Any:
         if ctx.name == "torch":
@@ -127,8 +145,9 @@ def copy_bandwidth(ctx: Ctx, quick: bool) -> float:
         return dst
 
     ctx.sync(copy(src))
-    seconds = statistics.median(median_time(copy, src, ctx, 1) for _ in range(7))
-    return 2 * n * 4 / seconds / 1e9
+    calls = 10 if gpu else 1
+    seconds = statistics.median(median_time(copy, src, ctx, calls) for _ in range(7))
+    return 2 * n * 4 / seconds / 1e9, n * 4
 
 
 def summarise(
@@ -212,8 +231,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         )
 
 
-def machine() -> dict[str, Any]:
-    """What the numbers were measured on."""
+def machine(ctx: Ctx) -> dict[str, Any]:
+    """What the numbers were measured on (with the GPU's name off the CPU)."""
     info: dict[str, Any] = {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
@@ -231,7 +250,7 @@ def machine() -> dict[str, Any]:
             info[module] = sys.modules[module].__version__
     if "torch" in sys.modules:
         info["torch_threads"] = sys.modules["torch"].get_num_threads()
-    return info
+    return {**info, **ctx.device_info()}
 
 
 def plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
@@ -261,31 +280,55 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmarks; write JSON and the plot."""
+    """Run the benchmarks; write JSON (after every workload, so a cut-off run keeps what it
+    measured; ``complete`` says whether it finished) and, at the end, the plot."""
     args = parse_args(argv)
     ctx = make_ctx(args.backend, args.device)
     jx = None if args.no_jax or ctx.device != "cpu" else jax_ctx()
     repeats = args.repeats or (5 if args.quick else 11)
-    copy_gbps = copy_bandwidth(ctx, args.quick)
-    print(f"{args.backend} on {ctx.device}: copy bandwidth {copy_gbps:.1f} GB/s (read + write)")
+    tag = args.backend if ctx.device == "cpu" else f"{args.backend}-{ctx.device}"
+    tag += f"-x{args.scale}" if args.scale != 1 else ""
+    tag += "-quick" if args.quick else ""
+    only = [part.strip() for part in args.only.split(",") if part.strip()] or [""]
+    args.out.mkdir(parents=True, exist_ok=True)
+    copy_gbps, copy_bytes = copy_bandwidth(ctx, args.quick)
+    gpu = ctx.device_info().get("gpu", "")
+    print(f"{args.backend} on {ctx.device} {gpu}: copy bandwidth {copy_gbps:.1f} GB/s "
+          f"(read + write, {copy_bytes / 2**20:.0f} MiB buffer)", flush=True)  # fmt: skip
+    meta = {"backend": args.backend, "device": ctx.device, "quick": args.quick,
+            "scale": args.scale, "repeats": repeats, "copy_gbps": copy_gbps,
+            "copy_bytes": copy_bytes, "machine": machine(ctx)}  # fmt: skip
     rows: list[dict[str, Any]] = []
-    for build in build_all(ctx, args.quick, jx):
-        case = build()
-        if args.only not in case.name:
-            continue
-        rows.extend(run_case(case, ctx, jx, repeats, copy_gbps))
-        print(f"  done: {case.name}", flush=True)
+    errors: list[str] = []  # a workload that fails is reported and skipped, not fatal
+
+    def write(complete: bool) -> None:
+        results = {**meta, "complete": complete, "errors": errors, "results": rows}
+        (args.out / f"{tag}.json").write_text(json.dumps(results, indent=1))
+
+    for number, build in enumerate(build_all(ctx, args.quick, jx, args.scale), 1):
+        started, case = time.perf_counter(), None
+        try:
+            case = build()
+            if not any(part in case.name for part in only):
+                continue
+            rows.extend(run_case(case, ctx, jx, repeats, copy_gbps))
+            print(f"  done: {case.name} ({time.perf_counter() - started:.1f} s)", flush=True)
+        except Exception as exc:
+            traceback.print_exc()
+            name = case.name if case else f"workload #{number}"
+            errors.append(f"{name}: {type(exc).__name__}: {exc}")
+            print(f"  FAILED: {errors[-1]}", flush=True)
+        write(complete=False)
         del case
         gc.collect()
-    print_table(rows)
-    tag = args.backend if ctx.device == "cpu" else f"{args.backend}-{ctx.device}"
-    tag += "-quick" if args.quick else ""
-    args.out.mkdir(parents=True, exist_ok=True)
-    meta = {"backend": args.backend, "device": ctx.device, "quick": args.quick,
-            "repeats": repeats, "copy_gbps": copy_gbps, "machine": machine()}  # fmt: skip
-    (args.out / f"{tag}.json").write_text(json.dumps({**meta, "results": rows}, indent=1))
-    plot(rows, args.out / f"ratios_{tag}.png", f"indexops on {tag}")
-    return 0
+    write(complete=True)
+    if rows:
+        print_table(rows)
+    if rows and not args.no_plot:
+        plot(rows, args.out / f"ratios_{tag}.png", f"indexops on {tag} {gpu}".strip())
+    for error in errors:
+        print(f"FAILED {error}")
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":

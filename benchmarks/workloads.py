@@ -57,9 +57,13 @@ def _pick(full: int, quick: int, is_quick: bool) -> int:
     return quick if is_quick else full
 
 
-def row_gather(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
-    """1. ``operand[rows]`` for random rows of a [262144, 128] f32 table."""
-    n, k, d = _pick(262144, 32768, quick), _pick(65536, 8192, quick), 128
+def row_gather(ctx: Ctx, quick: bool, jx: Ctx | None, scale: int = 1) -> Case:
+    """1. ``operand[rows]`` for random rows of a [262144, 128] f32 table.
+
+    ``scale`` multiplies the rows gathered; the table has at least as many rows.
+    """
+    k, d = _pick(65536, 8192, quick) * scale, 128
+    n = max(_pick(262144, 32768, quick), k)
     rng = _rng()
     host = rng.standard_normal((n, d), dtype=np.float32)
     idx_host = rng.integers(0, n, k)
@@ -134,9 +138,18 @@ def _native_add(ctx: Ctx, idx: Any, upd: Any) -> dict[str, Fn]:
             "index_put_(accumulate)": lambda x: x.index_put_((idx,), upd, accumulate=True),
         }
     if ctx.name == "cupy":
-        import cupyx
+        add_at = ctx.xp.add.at
 
-        return {"cupyx.scatter_add": lambda x: (cupyx.scatter_add(x, idx, upd), x)[1]}
+        def flat(x: Any) -> Any:  # element indices into the flat view, like np.add.at flat
+            d = x.shape[1]
+            rows = (idx[:, None] * d + ctx.xp.arange(d)).reshape(-1)
+            add_at(x.reshape(-1), rows, upd.reshape(-1))
+            return x
+
+        return {
+            "cupy.add.at": lambda x: (add_at(x, idx, upd), x)[1],
+            "cupy.add.at flat": flat,
+        }
     return {
         "np.add.at rows": lambda x: (np.add.at(x, idx, upd), x)[1],
         "np.add.at flat": lambda x: _add_at_flat(x, idx, upd),
@@ -184,12 +197,17 @@ def _jax_scatter_add(jx: Ctx | None, idx_host: np.ndarray, upd_host: np.ndarray)
     return lambda x: fn(x, idx, upd)
 
 
-def paged_kv_write(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
-    """3. ``scatter_update`` of 4096 tokens into a [2048, 16, 1, 1024] cache, in place."""
+def paged_kv_write(ctx: Ctx, quick: bool, jx: Ctx | None, scale: int = 1) -> Case:
+    """3. ``scatter_update`` of 4096 tokens into a [2048, 16, 1, 1024] cache, in place.
+
+    ``scale`` multiplies both the blocks of the cache and the tokens written.
+    """
     blocks, size, d = _pick(2048, 256, quick), 16, 1024
-    b, s = 4, _pick(1024, 128, quick)
+    b, s = 4, _pick(1024, 128, quick) * scale
     rng = _rng()
     host = rng.standard_normal((blocks, size, 1, d), dtype=np.float32)
+    host = np.tile(host, (scale, 1, 1, 1))  # repeated blocks: cheap to make at any scale
+    blocks *= scale
     slots_host = rng.permutation(blocks * size)[: b * s].reshape(b, s)
     src_host = rng.standard_normal((b, s, 1, d), dtype=np.float32)
     expected = host.reshape(-1, d).copy()
@@ -375,12 +393,16 @@ def _jax_strided(jx: Ctx | None, upd_host: np.ndarray, key: tuple[slice, ...]) -
     return lambda x: fn(x, upd)
 
 
-def build_all(ctx: Ctx, quick: bool, jx: Ctx | None) -> list[Callable[[], Case]]:
-    """Builders for every workload (built lazily, one at a time, to bound memory)."""
+def build_all(ctx: Ctx, quick: bool, jx: Ctx | None, scale: int = 1) -> list[Callable[[], Case]]:
+    """Builders for every workload (built lazily, one at a time, to bound memory).
+
+    ``scale`` multiplies the sizes of workloads 1 and 3 only (big enough to be bound by
+    GPU memory bandwidth rather than launch overhead).
+    """
     return [
-        lambda: row_gather(ctx, quick, jx),
+        lambda: row_gather(ctx, quick, jx, scale),
         lambda: scatter_add(ctx, quick, jx),
-        lambda: paged_kv_write(ctx, quick, jx),
+        lambda: paged_kv_write(ctx, quick, jx, scale),
         lambda: element_scatter(ctx, quick, jx),
         lambda: dynamic_update(ctx, quick, jx, copy=True),
         lambda: dynamic_update(ctx, quick, jx, copy=False),
@@ -438,9 +460,9 @@ def _np_add_at(x: Any, i: dict[str, Any]) -> Any:
     if hasattr(x, "index_add_"):
         return x.index_add_(0, i["rows"], i["values"])
     if type(x).__module__.startswith("cupy"):
-        import cupyx
+        import cupy
 
-        cupyx.scatter_add(x, i["rows"], i["values"])
+        cupy.add.at(x, i["rows"], i["values"])
         return x
     np.add.at(x, i["rows"], i["values"])
     return x
