@@ -209,6 +209,8 @@ def index_ints(op: str, name: str, value: Any) -> tuple[int, ...]:
     Accepts a 1-D integer array of any namespace and any integer dtype (read in one
     transfer), or a sequence of Python ints and 0-d integer arrays.
     """
+    if type(value) in (tuple, list) and all(type(item) is int for item in value):
+        return tuple(value)  # the common case, kept cheap
     if _is_array(value):
         if value.ndim != 1:
             raise value_error(op, f"{name}.shape", tuple(value.shape), INDEX_FORMS)
