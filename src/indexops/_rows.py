@@ -185,14 +185,22 @@ class _NumpyWriter(_GenericWriter):
 
         ufunc = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[name]
         width = target.shape[1]
-        if target.flags.c_contiguous:
-            # ufunc.at is much faster on flat element indices than on rows
-            elements = rows if width == 1 else (rows[:, None] * width + np.arange(width))
-            ufunc.at(target.reshape(-1), elements.reshape(-1), values.reshape(-1))
-        else:
+        if not target.flags.c_contiguous:
             ufunc.at(target, rows, values)
+        elif width == 1:
+            ufunc.at(target.reshape(-1), rows, values.reshape(-1))
+        else:
+            # ufunc.at is much faster on flat element indices than on rows; building them
+            # for a cache-sized chunk of rows at a time is faster still and needs no big index
+            flat, columns = target.reshape(-1), np.arange(width)
+            chunk = max(1, _AT_CHUNK_ELEMENTS // max(width, 1))
+            for start in range(0, rows.shape[0], chunk):
+                elements = rows[start : start + chunk, None] * width + columns
+                ufunc.at(flat, elements.reshape(-1), values[start : start + chunk].reshape(-1))
         return target
 
+
+_AT_CHUNK_ELEMENTS = 2**16
 
 _TORCH_REDUCE = {"mul": "prod", "min": "amin", "max": "amax"}
 
