@@ -93,19 +93,26 @@ def check(case: Case, table: dict[str, Entry]) -> None:
 
 
 def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[float]]:
-    """``repeats`` samples of each callable, alternating (rotated order each round)."""
-    labels = list(table)
-    times: dict[str, list[float]] = {label: [] for label in labels}
+    """``repeats`` samples of each callable, alternating (rotated order each round).
+
+    indexops and the native candidates alternate with each other; the JAX peer is sampled
+    in a block of its own afterwards, because XLA's CPU threads keep spinning for a while
+    after a call and would slow whichever callable came next.
+    """
+    times: dict[str, list[float]] = {label: [] for label in table}
     for fn, operand, ctx in table.values():
         ctx.sync(fn(operand))  # warm-up (and JAX compilation)
+    same_backend = [label for label in table if label != JAX_LABEL]
+    peers = [label for label in table if label == JAX_LABEL]
     gc.collect()
     gc.disable()
     try:
-        for r in range(repeats):
-            shift = r % len(labels)
-            for label in labels[shift:] + labels[:shift]:
-                fn, operand, ctx = table[label]
-                times[label].append(median_time(fn, operand, ctx, calls))
+        for labels in (same_backend, peers):
+            for r in range(repeats if labels else 0):
+                shift = r % len(labels)
+                for label in labels[shift:] + labels[:shift]:
+                    fn, operand, ctx = table[label]
+                    times[label].append(median_time(fn, operand, ctx, calls))
     finally:
         gc.enable()
     return times
