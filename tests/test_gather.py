@@ -127,3 +127,25 @@ def test_dynamic_slice_spec_examples(xp):
     assert_same(indexops.dynamic_slice(operand, (-1, 3), (2, 2)), [[2, 3], [6, 7]])
     three = from_numpy(xp, np.arange(9).reshape(3, 3))
     assert_same(indexops.dynamic_slice(three, (3, 3), (3, 3)), np.arange(9).reshape(3, 3))
+
+
+@pytest.mark.parametrize("kind", ["float32", "bfloat16", "requires_grad", "conj"])
+def test_torch_cpu_rows_through_numpy_or_index_select(kind):
+    # CPU tensors NumPy can view are gathered by np.take on shared memory; the rest (bf16,
+    # autograd, conjugate views) by index_select. Both give index_select's values.
+    torch = pytest.importorskip("torch")
+    table = torch.arange(24.0).reshape(8, 3)
+    if kind == "bfloat16":
+        table = table.to(torch.bfloat16)
+    elif kind == "requires_grad":
+        table.requires_grad_()
+    elif kind == "conj":
+        table = (table * 1j).conj()
+    rows = torch.tensor([[7], [0], [7]])
+    result = indexops.gather(table, rows, **ROW_GATHER, slice_sizes=(1, 3))
+    expected = table.index_select(0, rows[:, 0])
+    assert result.dtype == table.dtype and result.device == table.device
+    assert torch.equal(result.detach().resolve_conj(), expected.detach().resolve_conj())
+    if kind == "requires_grad":
+        result.sum().backward()
+        assert table.grad[:, 0].tolist() == [1, 0, 0, 0, 0, 0, 0, 2]

