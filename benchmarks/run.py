@@ -95,9 +95,11 @@ def check(case: Case, table: dict[str, Entry]) -> None:
 def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[float]]:
     """``repeats`` samples of each callable, alternating (rotated order each round).
 
-    indexops and the native candidates alternate with each other; the JAX peer is sampled
-    in a block of its own afterwards, because XLA's CPU threads keep spinning for a while
-    after a call and would slow whichever callable came next.
+    indexops and the native candidates alternate with each other, and pass their operands
+    round: each callable runs on each operand equally often, so where one operand's memory
+    happens to be faster (huge pages, cache placement) no callable gets it for good. The
+    JAX peer is sampled in a block of its own afterwards, because XLA's CPU threads keep
+    spinning for a while after a call and would slow whichever callable came next.
     """
     times: dict[str, list[float]] = {label: [] for label in table}
     for fn, operand, ctx in table.values():
@@ -108,10 +110,12 @@ def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[
     gc.disable()
     try:
         for labels in (same_backend, peers):
+            operands = [table[label][1] for label in labels]
             for r in range(repeats if labels else 0):
                 shift = r % len(labels)
                 for label in labels[shift:] + labels[:shift]:
-                    fn, operand, ctx = table[label]
+                    fn, _, ctx = table[label]
+                    operand = operands[(labels.index(label) + r) % len(labels)]
                     times[label].append(median_time(fn, operand, ctx, calls))
     finally:
         gc.enable()
