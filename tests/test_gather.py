@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
-from helpers import ROW_GATHER, assert_same, from_numpy, to_numpy
+from helpers import ROW_GATHER, ROW_SCATTER, assert_same, from_numpy, to_numpy
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import gather as reference
@@ -149,3 +151,33 @@ def test_torch_cpu_rows_through_numpy_or_index_select(kind):
     if kind == "requires_grad":
         result.sum().backward()
         assert table.grad[:, 0].tolist() == [1, 0, 0, 0, 0, 0, 0, 2]
+
+
+def test_jax_without_x64_works_in_int32_without_warnings():
+    # JAX's default config has no int64: positions are int32 there, unsigned indices
+    # saturate at the int32 maximum, and nothing asks for int64 (which would warn).
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            operand = jnp.arange(12, dtype=jnp.float32).reshape(4, 3)
+            rows = jnp.asarray([[3], [0], [2**32 - 1]], dtype=jnp.uint32)
+            gathered = indexops.gather(operand, rows, **ROW_GATHER, slice_sizes=(1, 3))
+            assert gathered.tolist() == [[9, 10, 11], [0, 1, 2], [9, 10, 11]]
+            added = indexops.scatter(
+                jnp.zeros((4, 3)),
+                jnp.asarray([[1], [1], [7]]),
+                jnp.ones((3, 3)),
+                **ROW_SCATTER,
+                update_computation="add",
+            )
+            assert added.tolist() == [[0, 0, 0], [2, 2, 2], [0, 0, 0], [0, 0, 0]]
+            cache = indexops.scatter_update(
+                jnp.zeros((4, 3)), -2, jnp.asarray([[2, -1]]), jnp.ones((2, 3)), copy=True
+            )
+            assert cache.tolist() == [[0, 0, 0], [0, 0, 0], [1, 1, 1], [0, 0, 0]]
+    finally:
+        jax.config.update("jax_enable_x64", previous)

@@ -63,7 +63,7 @@ def tour(xp: ModuleType) -> None:
 
 
 def _tour_scatter(xp: ModuleType, operand: object) -> None:
-    rows = xp.asarray([[1], [1], [3]], dtype=xp.int64)
+    rows = xp.asarray([[1], [1], [3]], dtype=xp.int32)
     updates = xp.ones((3, 3), dtype=xp.int32)
     show(
         "scatter-add ones into rows 1, 1, 3 (duplicates accumulate)",
@@ -98,7 +98,7 @@ def _tour_slice_scatter(xp: ModuleType, operand: object) -> None:
 
 def _tour_scatter_update(xp: ModuleType, operand: object) -> None:
     cache = xp.zeros((4, 3), dtype=xp.int32)
-    slots = xp.asarray([[2, -1]], dtype=xp.int64)
+    slots = xp.asarray([[2, -1]], dtype=xp.int32)
     tokens = xp.reshape(xp.arange(1, 7, dtype=xp.int32), (2, 3))
     show(
         "scatter_update: token 0 into slot 2, slot -1 is padding",

@@ -17,8 +17,6 @@ from ._errors import type_error, value_error
 
 Array = Any
 
-INT64_MAX = 2**63 - 1
-
 
 class Backend(enum.Enum):
     """The array libraries that have native fast paths; everything else is GENERIC."""
@@ -96,31 +94,45 @@ def check_integer_array(op: str, name: str, x: Array, xp: ModuleType) -> None:
         raise type_error(op, f"{name}.dtype", str(x.dtype), "an integer dtype (signed or unsigned)")
 
 
-def int64_constant(xp: ModuleType, values: int | tuple[int, ...], like: Array) -> Array:
-    """An int64 array of ``values`` on the device of ``like``, made once per device.
+def index_dtype(xp: ModuleType) -> Any:
+    """The dtype of positions and start indices: int64, or int32 where the namespace has no
+    64-bit integers (JAX without ``jax_enable_x64``, where asking for int64 warns)."""
+    if compat.is_jax_namespace(xp):
+        import jax
+
+        if not getattr(jax.config, "jax_enable_x64", True):
+            return xp.int32
+    return xp.int64
+
+
+def index_constant(xp: ModuleType, values: int | tuple[int, ...], like: Array) -> Array:
+    """An array of ``values`` in :func:`index_dtype` on the device of ``like``, made once.
 
     Copying a small host value to a GPU waits for the device's queue, so constants that
     every call needs (clamp bounds) are kept; they are never written to.
     """
-    device = compat.device(like)
+    device, dtype = compat.device(like), index_dtype(xp)
     try:
-        return _cached_constant(xp, device, values)
+        return _cached_constant(xp, device, dtype, values)
     except TypeError:  # an unhashable device object
-        return xp.asarray(values, dtype=xp.int64, device=device)
+        return xp.asarray(values, dtype=dtype, device=device)
 
 
 @functools.lru_cache(maxsize=256)
-def _cached_constant(xp: ModuleType, device: Any, values: int | tuple[int, ...]) -> Array:
-    return xp.asarray(values, dtype=xp.int64, device=device)
+def _cached_constant(xp: ModuleType, device: Any, dtype: Any, values: Any) -> Array:
+    return xp.asarray(values, dtype=dtype, device=device)
 
 
-def to_int64(xp: ModuleType, x: Array) -> Array:
-    """``x`` as int64; uint64 values above the int64 range saturate instead of wrapping."""
-    if x.dtype == xp.int64:
+def to_index(xp: ModuleType, x: Array) -> Array:
+    """Integer ``x`` in :func:`index_dtype`; unsigned values above its range saturate at its
+    maximum instead of wrapping to negatives."""
+    dtype = index_dtype(xp)
+    if x.dtype == dtype:
         return x
-    wide = xp.astype(x, xp.int64)
-    if x.dtype == xp.uint64:  # values >= 2**63 wrapped to negatives
-        wide = xp.where(wide < 0, int64_constant(xp, INT64_MAX, x), wide)
+    wide = xp.astype(x, dtype)
+    top = xp.iinfo(dtype).max
+    if has_kind(xp, x.dtype, "unsigned integer") and xp.iinfo(x.dtype).max > top:
+        wide = xp.where(wide < 0, index_constant(xp, top, x), wide)
     return wide
 
 
@@ -238,5 +250,5 @@ def _array_ints(op: str, name: str, x: Array) -> tuple[int, ...]:
     check_integer_array(op, name, x, xp)
     if backend_of(x) in (Backend.NUMPY, Backend.TORCH, Backend.JAX, Backend.CUPY):
         return tuple(int(v) for v in x.tolist())
-    wide = to_int64(xp, x)  # standard-only libraries; uint64 saturates
+    wide = to_index(xp, x)  # standard-only libraries; uint64 saturates
     return tuple(int(wide[i]) for i in range(wide.shape[0]))

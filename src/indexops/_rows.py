@@ -40,7 +40,7 @@ def _backend(x: Array) -> Backend:
 
 
 def take_rows(xp: ModuleType, table: Array, rows: Array) -> Array:
-    """``table[rows]`` for a 2-D ``table`` and 1-D int64 ``rows`` (all in range)."""
+    """``table[rows]`` for a 2-D ``table`` and 1-D integer ``rows`` (all in range)."""
     backend = _backend(table)
     if backend is Backend.TORCH:
         return _torch_take_rows(table, rows)
@@ -77,7 +77,7 @@ def put_rows(
 ) -> Array:
     """Write ``values[k]`` into row ``rows[k]`` of the 2-D ``target`` with ``combiner``.
 
-    ``rows`` is 1-D int64 with every entry in range. On backends whose arrays can be
+    ``rows`` is 1-D (index dtype) with every entry in range. On backends whose arrays can be
     written, ``target`` itself is updated and returned; otherwise (JAX, generic) a new
     array is returned. ``unique=True`` promises no row repeats.
     """

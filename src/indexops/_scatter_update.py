@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from ._backend import as_int, check_integer_array, namespace, to_int64, writes_in_place
+from ._backend import as_int, check_integer_array, namespace, to_index, writes_in_place
 from ._combiners import resolve
 from ._errors import type_error, value_error
 from ._rows import write_rows
@@ -112,7 +112,7 @@ def _slots_and_rows(
 ) -> tuple[Array, Array]:
     """The in-range slots (padding dropped) and their source rows; raise on a slot past the end."""
     slots, d = rows_shape
-    rows = xp.reshape(to_int64(xp, index), (-1,))
+    rows = xp.reshape(to_index(xp, index), (-1,))
     values = xp.reshape(src, (rows.shape[0], d))
     if rows.shape[0] == 0:
         return rows, values

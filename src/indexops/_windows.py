@@ -22,7 +22,7 @@ from typing import Any
 
 import array_api_compat as compat
 
-from ._backend import int64_constant, to_int64
+from ._backend import index_constant, to_index
 from ._errors import value_error
 
 Array = Any
@@ -165,11 +165,11 @@ def make_plan(
 
 
 def start_vectors(xp: ModuleType, plan: WindowPlan, indices: Array) -> Array:
-    """The start vectors as int64, shape ``[*batch_shape, len(start_map)]``."""
+    """The start vectors in the index dtype, shape ``[*batch_shape, len(start_map)]``."""
     indices = xp.reshape(indices, plan.index_shape)
     if plan.index_vector_dim != len(plan.index_shape) - 1:
         indices = xp.moveaxis(indices, plan.index_vector_dim, -1)
-    return to_int64(xp, indices)
+    return to_index(xp, indices)
 
 
 def permuted(xp: ModuleType, x: Array, axes: tuple[int, ...]) -> Array:
@@ -201,13 +201,13 @@ def row_numbers(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
     terms = [
         xp.reshape(_scaled(starts[..., k], strides[d]), start_shape)
         for k, d in enumerate(plan.start_map)
-    ] or [xp.zeros(start_shape, dtype=xp.int64, device=device)]  # spans every batch dim
+    ] or [xp.zeros(start_shape, dtype=starts.dtype, device=device)]  # spans every batch dim
     for operand_dim, index_dim in plan.batching_pairs:
         axis = index_dim - (index_dim > plan.index_vector_dim)
-        positions = xp.arange(plan.operand_shape[operand_dim], dtype=xp.int64, device=device)
+        positions = xp.arange(plan.operand_shape[operand_dim], dtype=starts.dtype, device=device)
         terms.append(_along(xp, _scaled(positions, strides[operand_dim]), axis, ndim))
     for j, d in enumerate(head_dims):
-        offsets = xp.arange(plan.window_sizes[d], dtype=xp.int64, device=device)
+        offsets = xp.arange(plan.window_sizes[d], dtype=starts.dtype, device=device)
         terms.append(_along(xp, _scaled(offsets, strides[d]), nb + j, ndim))
     return functools.reduce(lambda total, term: total + term, terms)
 
@@ -226,7 +226,7 @@ def _clip_columns(
 ) -> Array:
     if not lower:
         return starts
-    low, high = int64_constant(xp, lower, starts), int64_constant(xp, upper, starts)
+    low, high = index_constant(xp, lower, starts), index_constant(xp, upper, starts)
     return xp.minimum(xp.maximum(starts, low), high)
 
 
@@ -243,7 +243,7 @@ def all_windows_inside(xp: ModuleType, plan: WindowPlan, starts: Array) -> bool:
         return bool((xp.min(starts) >= 0) & (xp.max(starts) <= limits[0]))
     batch_axes = tuple(range(starts.ndim - 1))
     low, high = xp.min(starts, axis=batch_axes), xp.max(starts, axis=batch_axes)
-    upper = int64_constant(xp, limits, starts)
+    upper = index_constant(xp, limits, starts)
     return bool(xp.all((low >= 0) & (high <= upper)))
 
 
@@ -271,14 +271,14 @@ def rows_in_bounds(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
         size, width = plan.operand_shape[d], plan.window_sizes[d]
         start = xp.reshape(starts[..., k], start_shape)
         if d in head_dims:
-            offsets = xp.arange(width, dtype=xp.int64, device=device)
+            offsets = xp.arange(width, dtype=starts.dtype, device=device)
             start = start + _along(xp, offsets, nb + head_dims.index(d), ndim)
         inside = inside & (start >= 0) & (start < size)
     return inside
 
 
 def safe_starts(xp: ModuleType, plan: WindowPlan, starts: Array) -> Array:
-    """Starts clipped to ``[-window, dim]``: same bounds verdicts, no int64 overflow."""
+    """Starts clipped to ``[-window, dim]``: same bounds verdicts, no integer overflow."""
     lower = tuple(-plan.window_sizes[d] for d in plan.start_map)
     upper = tuple(plan.operand_shape[d] for d in plan.start_map)
     return _clip_columns(xp, starts, lower, upper)
