@@ -113,10 +113,10 @@ def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[
             operands = [table[label][1] for label in labels]
             for r in range(repeats if labels else 0):
                 shift = r % len(labels)
-                for label in labels[shift:] + labels[:shift]:
-                    fn, _, ctx = table[label]
-                    operand = operands[(labels.index(label) + r) % len(labels)]
-                    times[label].append(median_time(fn, operand, ctx, calls))
+                for i in [*range(shift, len(labels)), *range(shift)]:
+                    fn, _, ctx = table[labels[i]]
+                    operand = operands[(i + r) % len(labels)]
+                    times[labels[i]].append(median_time(fn, operand, ctx, calls))
     finally:
         gc.enable()
     return times

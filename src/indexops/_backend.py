@@ -49,8 +49,9 @@ def backend_of(x: Array) -> Backend:
 def namespace(op: str, **arrays: Array) -> ModuleType:
     """The Array API namespace shared by ``arrays``, with a clear error if there is none."""
     kinds = {type(x) for x in arrays.values()}
-    if len(kinds) == 1 and (known := _NAMESPACE_OF_TYPE.get(kinds.pop())) is not None:
-        return known  # one array type seen before: its namespace never changes
+    kind = kinds.pop() if len(kinds) == 1 else None
+    if kind in _NAMESPACE_OF_TYPE:
+        return _NAMESPACE_OF_TYPE[kind]  # one array type seen before: its namespace is fixed
     for name, x in arrays.items():
         if not compat.is_array_api_obj(x) or isinstance(x, (int, float, complex, bool)):
             raise type_error(
@@ -61,12 +62,12 @@ def namespace(op: str, **arrays: Array) -> ModuleType:
     except TypeError as exc:
         found = {name: f"{type(x).__module__}.{type(x).__name__}" for name, x in arrays.items()}
         raise type_error(op, ", ".join(arrays), found, "arrays of one library") from exc
-    if len({type(x) for x in arrays.values()}) == 1:
-        _NAMESPACE_OF_TYPE[type(next(iter(arrays.values())))] = xp
+    if kind is not None:
+        _NAMESPACE_OF_TYPE[kind] = xp
     return xp
 
 
-_NAMESPACE_OF_TYPE: dict[type, ModuleType] = {}
+_NAMESPACE_OF_TYPE: dict[type | None, ModuleType] = {}
 
 
 def has_kind(xp: ModuleType, dtype: Any, kind: str) -> bool:
