@@ -89,22 +89,37 @@ def _check_shapes(xp: ModuleType, input: Array, index: Array, src: Array) -> tup
     check_integer_array(OP, "index", index, xp)
     if src.dtype != input.dtype:
         raise type_error(OP, "src.dtype", str(src.dtype), f"the dtype of input ({input.dtype})")
-    b, s = index_shape
     d = shape[-1]
+    expected = expected_src_shape(shape, index_shape)
     if len(shape) == 2:
-        expected: tuple[int, ...] = (b * s, d)
         layout = "[b*s, d] for input [rows, d] and index [b, s]"
     else:
         if shape[2] != 1:
             raise value_error(
                 OP, "input.shape", shape, "[blockNum, blockSize, 1, d]: dim 2 must be 1"
             )
-        expected = (b, s, 1, d)
         layout = "[b, s, 1, d] for input [blockNum, blockSize, 1, d] and index [b, s]"
     if src_shape != expected:
         raise value_error(OP, "src.shape", src_shape, f"{expected}, i.e. {layout}")
     slots = shape[0] if len(shape) == 2 else shape[0] * shape[1]
     return (slots, d)
+
+
+def expected_src_shape(
+    input_shape: tuple[int, ...], index_shape: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The shape ``src`` must have: ``[b*s, d]`` for a 2-D input, ``[b, s, 1, d]`` for 4-D.
+
+    ``input_shape`` has rank 2 or 4 and ``index_shape`` is ``[b, s]``.
+
+    Examples
+    --------
+    >>> expected_src_shape((256, 128, 1, 576), (8, 4)), expected_src_shape((1000, 64), (8, 4))
+    ((8, 4, 1, 576), (32, 64))
+    """
+    b, s = index_shape
+    d = input_shape[-1]
+    return (b * s, d) if len(input_shape) == 2 else (b, s, 1, d)
 
 
 def _slots_and_rows(
