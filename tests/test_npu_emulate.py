@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 from helpers import assert_same, to_numpy
@@ -26,6 +25,7 @@ from test_scatter_update import (
 
 import indexops
 from indexops import IndexOpsValueError
+from indexops._extension import scatter_update_src_shape
 
 BACKENDS = ("numpy", "torch")
 
@@ -35,7 +35,7 @@ def make(backend, a, dtype=None):
     if backend == "numpy":
         return a.copy()
     torch = pytest.importorskip("torch")
-    if a.dtype == ml_dtypes.bfloat16:
+    if a.dtype.name == "bfloat16":
         return torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)
     return torch.from_numpy(a.copy())
 
@@ -85,6 +85,11 @@ def test_pypto_st_case_views_and_tiles():
 DTYPES = ("float32", "float16", "bfloat16", "int32", "int16")
 
 
+def bfloat16():
+    """NumPy's bfloat16 (from ml_dtypes); skips the test without ml_dtypes."""
+    return np.dtype(pytest.importorskip("ml_dtypes").bfloat16)
+
+
 @st.composite
 def problems(draw):
     """A legal problem and tiling for a random rule set, with padding and duplicates."""
@@ -107,9 +112,11 @@ def problems(draw):
         tile = (draw(st.integers(1, b + 1)), draw(st.integers(1, s + 1)), 1, tile_d)
     index = draw(st.lists(st.integers(-2, slots - 1), min_size=b * s, max_size=b * s))
     index = np.maximum(np.asarray(index), -1).reshape(b, s)
-    src_shape = (b * s, d) if rank == 2 else (b, s, 1, d)
-    dtype = np.dtype(ml_dtypes.bfloat16) if draw(st.booleans()) else None
-    dtype = dtype or np.dtype(draw(st.sampled_from(DTYPES[:2] + DTYPES[3:])))
+    src_shape = scatter_update_src_shape(shape, (b, s))
+    if draw(st.booleans()):
+        dtype = bfloat16()
+    else:
+        dtype = np.dtype(draw(st.sampled_from(DTYPES[:2] + DTYPES[3:])))
     index_dtype = draw(st.sampled_from(("int16", "int32", "int64")))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     input = rng.integers(-50, 50, size=shape).astype(dtype)
@@ -117,8 +124,9 @@ def problems(draw):
     return input, index.astype(index_dtype), src, view, tile, rules
 
 
-@given(case=problems(), backend=st.sampled_from(BACKENDS))
-def test_emulator_equals_the_op(case, backend):
+@pytest.mark.parametrize("backend", BACKENDS)
+@given(case=problems())
+def test_emulator_equals_the_op(backend, case):
     input, index, src, view, tile, rules = case
     expected = reference.scatter_update(input, index, src)
     cache = make(backend, input)
@@ -282,12 +290,15 @@ def test_torch_view_and_bfloat16():
     assert base[4].tolist() == [1.5, 2, 3, 4] and float(base.sum()) == 10.5
 
 
-def test_read_only_and_jax_inputs_are_errors():
+def test_read_only_input_is_an_error():
     frozen = np.zeros((4, 2), np.float32)
     frozen.flags.writeable = False
     args = (-2, np.array([[1]]), np.ones((1, 2), np.float32))
     with pytest.raises(IndexOpsValueError, match="cannot be written in place"):
         emulate_scatter_update(frozen, *args, view_shape=(1, 2), tile_shape=(1, 2))
+
+
+def test_jax_input_is_an_error():
     jnp = pytest.importorskip("jax.numpy")
     with pytest.raises(IndexOpsValueError, match="cannot be written in place"):
         emulate_scatter_update(
@@ -300,15 +311,11 @@ def test_read_only_and_jax_inputs_are_errors():
         )
 
 
-def test_plot(tmp_path):
-    pytest.importorskip("matplotlib")
-    import matplotlib
-    import matplotlib.pyplot
-
-    matplotlib.use("Agg")
+def plotted_report():
+    """A 4-D emulation with padding, several views and tiles."""
     cache = np.zeros((4, 8, 1, 4), np.float32)
     index = np.array([[0, 1, 2, 3], [9, 10, -1, 12], [30, 31, 20, 21]])
-    report = emulate_scatter_update(
+    return emulate_scatter_update(
         cache,
         -2,
         index,
@@ -316,9 +323,12 @@ def test_plot(tmp_path):
         view_shape=(2, 4, 1, 4),
         tile_shape=(1, 2, 1, 4),
     )
-    fig = report.plot(str(tmp_path / "plan.png"))
+
+
+def test_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    fig = plotted_report().plot(str(tmp_path / "plan.png"))
     assert (tmp_path / "plan.png").stat().st_size > 1000 and len(fig.axes) == 4
-    matplotlib.pyplot.close(fig)
     flat = np.zeros((10, 3), np.int32)
     report = emulate_scatter_update(
         flat,
@@ -328,6 +338,29 @@ def test_plot(tmp_path):
         view_shape=(2, 3),
         tile_shape=(1, 3),
     )
-    fig = report.plot()
-    assert fig is not None
-    matplotlib.pyplot.close(fig)
+    assert len(report.plot().axes) == 4
+
+
+@pytest.fixture
+def svg_backend():
+    """matplotlib on the svg backend (not the Agg that a PNG needs), restored afterwards."""
+    matplotlib = pytest.importorskip("matplotlib")
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")
+    yield matplotlib
+    matplotlib.use(before)
+
+
+def test_plot_leaves_matplotlib_state_alone(svg_backend, tmp_path):
+    pyplot = pytest.importorskip("matplotlib.pyplot")
+    users_figure = pyplot.figure()
+    try:
+        figures = pyplot.get_fignums()
+        report = plotted_report()
+        report.plot()
+        report.plot(str(tmp_path / "plan.png"))
+        assert (tmp_path / "plan.png").read_bytes().startswith(b"\x89PNG")
+        assert svg_backend.get_backend() == "svg"
+        assert pyplot.get_fignums() == figures
+    finally:
+        pyplot.close(users_figure)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from indexops_npu import ATLAS_A2, ATLAS_A3, KINDS, Hardware, check_scatter_update
 
 from indexops import IndexOpsTypeError, IndexOpsValueError
+from indexops._extension import scatter_update_src_shape
 
 UB = 196608
 SIZES = {"fp32": 4, "fp16": 2, "bf16": 2, "int32": 4, "int16": 2, "int64": 8}
@@ -59,8 +61,10 @@ def test_ub_of_the_documented_cases():
 
 def _tile_case(tile_b, tile_s, d, dtype, index_dtype, s=None):
     s = s or tile_s + 1
+    input_shape, index_shape = (8, 16, 1, d), (tile_b, s)
     return dict(
-        input_shape=(8, 16, 1, d), index_shape=(tile_b, s), src_shape=(tile_b, s, 1, d),
+        input_shape=input_shape, index_shape=index_shape,
+        src_shape=scatter_update_src_shape(input_shape, index_shape),
         dtype=dtype, index_dtype=index_dtype, view_shape=(tile_b, s, 1, d),
         tile_shape=(tile_b, tile_s, 1, d),
     )  # fmt: skip
@@ -194,14 +198,24 @@ def test_4d_tile_s_need_not_divide_s_in_either_rule_set():
         assert check(CACHE_4D, rules, tile_shape=(2, 3, 1, 16)).ok
 
 
-def test_dtype_spellings_and_bad_arguments():
-    import ml_dtypes
-    import numpy as np
-    import torch
-
-    for dtype in ("DT_BF16", "bfloat16", torch.bfloat16, ml_dtypes.bfloat16):
+def test_dtype_spellings():
+    for dtype in ("DT_BF16", "bfloat16", "bf16"):
         assert check(CACHE_4D, dtype=dtype).ok
+    assert check(CACHE_4D, dtype=np.float32, index_dtype=np.int16).ok
+
+
+def test_torch_dtypes():
+    torch = pytest.importorskip("torch")
+    assert check(CACHE_4D, dtype=torch.bfloat16).ok
     assert check(CACHE_4D, dtype=np.float32, index_dtype=torch.int16).ok
+
+
+def test_ml_dtypes_bfloat16():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    assert check(CACHE_4D, dtype=ml_dtypes.bfloat16).ok
+
+
+def test_bad_arguments():
     with pytest.raises(IndexOpsTypeError, match="index_dtype"):
         check(CACHE_4D, index_dtype="nonsense")
     with pytest.raises(IndexOpsValueError, match="rules"):

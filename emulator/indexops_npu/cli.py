@@ -16,6 +16,7 @@ import numpy as np
 
 import indexops
 from indexops import IndexOpsValueError
+from indexops._extension import scatter_update_src_shape
 
 from .dtypes import dtype_name, numpy_dtype
 from .execute import emulate_scatter_update
@@ -35,9 +36,7 @@ class Problem:
 
     @property
     def src_shape(self) -> tuple[int, ...]:
-        b, s = self.index_shape
-        d = self.input_shape[-1]
-        return (b * s, d) if len(self.input_shape) == 2 else (b, s, 1, d)
+        return scatter_update_src_shape(self.input_shape, self.index_shape)
 
 
 DEFAULT = Problem((512, 128, 1, 576), (64, 2), "bf16", "int64")

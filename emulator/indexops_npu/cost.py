@@ -69,12 +69,20 @@ def core_of_tiles(count: int, hardware: Hardware) -> np.ndarray:
     return np.arange(count) % hardware.vector_cores
 
 
-def estimate(
-    grid: TileGrid, stored: np.ndarray, value_size: int, index_size: int, hardware: Hardware
-) -> Estimate:
-    """Estimate the kernel time of ``grid`` whose tiles store ``stored`` rows each."""
-    moved = traffic(grid, stored, value_size, index_size)
-    rows_out = stored * (hardware.store_issue_cycles)
+def estimate(moved: Traffic, stored: np.ndarray, hardware: Hardware) -> Estimate:
+    """Estimate the kernel time of tiles that move ``moved`` and store ``stored`` rows each.
+
+    Parameters
+    ----------
+    moved : Traffic
+        GM bytes of each tile, from :func:`traffic`.
+    stored : ndarray
+        Rows each tile stores, one entry per tile in execution order.
+    hardware : Hardware
+        The device profile.
+    """
+    tiles = stored.shape[0]
+    rows_out = stored * hardware.store_issue_cycles
     cycles = (
         hardware.tile_overhead_cycles
         + moved.read / hardware.gm_read_bytes_per_cycle
@@ -82,12 +90,12 @@ def estimate(
         + rows_out
     )
     per_core = np.bincount(
-        core_of_tiles(grid.count, hardware), weights=cycles, minlength=hardware.vector_cores
+        core_of_tiles(tiles, hardware), weights=cycles, minlength=hardware.vector_cores
     )
     limits = {
         "cores": float(per_core.max(initial=0.0)) / hardware.clock_hz,
         "hbm": moved.total / hardware.hbm_bytes_per_s,
-        "dispatch": grid.count * hardware.dispatch_cycles_per_tile / hardware.clock_hz,
+        "dispatch": tiles * hardware.dispatch_cycles_per_tile / hardware.clock_hz,
     }
     bound = max(limits, key=lambda name: limits[name])
     return Estimate(limits[bound], limits["cores"], limits["hbm"], limits["dispatch"], bound)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from indexops._errors import type_error
+from indexops._extension import type_error
 
 SIZES = {
     "fp32": 4, "fp16": 2, "bf16": 2, "fp64": 8,

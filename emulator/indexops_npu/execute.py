@@ -12,23 +12,24 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-import array_api_compat as compat
 import numpy as np
 
-from indexops._backend import Backend, backend_of, namespace, writes_in_place
-from indexops._combiners import resolve
-from indexops._errors import value_error
-from indexops._rows import take_rows, write_rows
+from indexops._extension import (
+    Array,
+    host_ints,
+    namespace,
+    put_rows,
+    require_in_place,
+    take_rows,
+    value_error,
+)
 
-from .cost import core_of_tiles, estimate, traffic
-from .dtypes import dtype_name, itemsize
 from .hardware import ATLAS_A2, Hardware
-from .report import Report
+from .report import Report, build_report
 from .rules import CheckResult, RuleViolationError, check_scatter_update
-from .tiling import TileGrid, tile_grid, ub_bytes
+from .tiling import TileGrid, tile_grid, token_positions
 
 OP = "emulate_scatter_update"
-Array = Any
 
 
 def emulate_scatter_update(
@@ -70,18 +71,17 @@ def emulate_scatter_update(
         written in place. Nothing is written then.
     """
     xp = namespace(OP, input=input, index=index, src=src)
-    writes_in_place(OP, input, False)
+    require_in_place(OP, input)
     result = _check(input, dim, index, src, view_shape, tile_shape, hardware, rules)
     assert result.tiling is not None  # a passing check always has one
     b, s = index.shape
     slots, d = _rows_shape(input.shape)
     grid = tile_grid(b, s, d, result.tiling)
-    flat = _host(index).reshape(-1)
+    flat = host_ints(index).reshape(-1)
     _check_bounds(flat, grid, slots, s)
     winners = _last_writes(flat)
-    stored = np.asarray([(flat[_positions(grid, t, s)] >= 0).sum() for t in range(grid.count)])
     _write_tiles(xp, input, src, (slots, d), flat, winners, grid, s)
-    return _report(input, index, src, result, grid, flat, winners, stored, slots)
+    return build_report(input, index, result, grid, flat, winners)
 
 
 def _check(
@@ -123,31 +123,12 @@ def _rows_shape(shape: tuple[int, ...]) -> tuple[int, int]:
     return slots, shape[-1]
 
 
-def _host(x: Array) -> np.ndarray:
-    """An integer array as int64 NumPy on the host."""
-    backend = backend_of(x)
-    if backend is Backend.TORCH:
-        return x.detach().cpu().numpy().astype(np.int64)
-    if backend is Backend.CUPY:
-        return np.asarray(x.get(), dtype=np.int64)
-    if backend is Backend.NUMPY or backend is Backend.JAX:
-        return np.asarray(x, dtype=np.int64)
-    return np.from_dlpack(x).astype(np.int64)
-
-
-def _positions(grid: TileGrid, t: int, s: int) -> np.ndarray:
-    """Flat row-major positions ``i*s + j`` of tile ``t``'s tokens, in its store order."""
-    i = np.arange(grid.b0[t], grid.b1[t])
-    j = np.arange(grid.s0[t], grid.s1[t])
-    return (i[:, None] * s + j[None, :]).reshape(-1)
-
-
 def _check_bounds(flat: np.ndarray, grid: TileGrid, slots: int, s: int) -> None:
     """Raise for the first slot past the end in execution order (view, tile, (i, j))."""
     if not (flat >= slots).any():
         return
     for t in range(grid.count):
-        positions = _positions(grid, t, s)
+        positions = token_positions(grid, t, s)
         bad = positions[flat[positions] >= slots]
         if bad.size:
             i, j = divmod(int(bad[0]), s)
@@ -182,25 +163,22 @@ def _write_tiles(
     s: int,
 ) -> None:
     """Store each tile's surviving rows (its column range of them) into ``input``."""
-    replace = resolve(OP, xp, None)
-    device = compat.device(input)
-    values = xp.reshape(src, (flat.size, rows_shape[1]))
+    src_rows_shape = (flat.size, rows_shape[1])
     for t in range(grid.count):
-        positions = _positions(grid, t, s)
+        positions = token_positions(grid, t, s)
         positions = positions[winners[positions]]
         if positions.size == 0:
             continue
-        rows = xp.asarray(flat[positions], device=device)
-        tile_values = xp.take(values, xp.asarray(positions, device=device), axis=0)
-        tile_values = _columns(xp, input, rows_shape, rows, tile_values, grid, t)
-        write_rows(xp, input, rows_shape, rows, tile_values, replace, in_place=True, unique=True)
+        rows = flat[positions]
+        values = take_rows(src, src_rows_shape, positions)
+        put_rows(input, rows_shape, rows, _columns(xp, input, rows_shape, rows, values, grid, t))
 
 
 def _columns(
     xp: ModuleType,
     input: Array,
     rows_shape: tuple[int, int],
-    rows: Array,
+    rows: np.ndarray,
     values: Array,
     grid: TileGrid,
     t: int,
@@ -209,81 +187,5 @@ def _columns(
     c0, c1 = int(grid.c0[t]), int(grid.c1[t])
     if c0 == 0 and c1 == rows_shape[1]:
         return values
-    old = take_rows(xp, xp.reshape(input, rows_shape), rows)
+    old = take_rows(input, rows_shape, rows)
     return xp.concat([old[:, :c0], values[:, c0:c1], old[:, c1:]], axis=1)
-
-
-def _report(
-    input: Array,
-    index: Array,
-    src: Array,
-    result: CheckResult,
-    grid: TileGrid,
-    flat: np.ndarray,
-    winners: np.ndarray,
-    stored: np.ndarray,
-    slots: int,
-) -> Report:
-    hardware, tiling = result.hardware, result.tiling
-    assert tiling is not None
-    value_size = itemsize(dtype_name(input.dtype))
-    index_size = itemsize(dtype_name(index.dtype))
-    s = index.shape[1]
-    position_tile = _position_tiles(grid, flat.size, s)
-    slot_tile = np.full(slots, -1)
-    slot_tile[flat[winners]] = position_tile[winners]
-    shape = tuple(input.shape)
-    cache_shape = (shape[0], shape[1]) if len(shape) == 4 else (shape[0], 1)
-    warnings = [str(w) for w in result.warnings]
-    warnings += _duplicate_warnings(flat, position_tile, s)
-    return Report(
-        cache_shape=cache_shape,
-        tiling=tiling.clipped(index.shape[0], s, shape[-1]),
-        grid=grid,
-        tile_core=core_of_tiles(grid.count, hardware),
-        tile_stored=stored,
-        tile_ub_bytes=np.asarray(
-            ub_bytes(
-                grid.b1 - grid.b0,
-                grid.s1 - grid.s0,
-                grid.c1 - grid.c0,
-                value_size,
-                index_size,
-                hardware,
-            )
-        ),
-        slot_tile=slot_tile,
-        traffic=traffic(grid, stored, value_size, index_size),
-        estimate=estimate(grid, stored, value_size, index_size, hardware),
-        padding=int((flat < 0).sum()),
-        warnings=tuple(warnings),
-        hardware=hardware,
-        rules=result.rules,
-    )
-
-
-def _position_tiles(grid: TileGrid, size: int, s: int) -> np.ndarray:
-    """For each token, the first tile (column chunk 0) that stores it."""
-    tiles = np.full(size, -1)
-    for t in np.nonzero(grid.c0 == 0)[0]:
-        tiles[_positions(grid, int(t), s)] = t
-    return tiles
-
-
-def _duplicate_warnings(flat: np.ndarray, position_tile: np.ndarray, s: int) -> list[str]:
-    """One warning for slots stored by more than one tile (no order across cores)."""
-    valid = np.nonzero(flat >= 0)[0]
-    pairs = np.unique(np.stack([flat[valid], position_tile[valid]]), axis=1)
-    slots, counts = np.unique(pairs[0], return_counts=True)
-    shared = slots[counts > 1]
-    if shared.size == 0:
-        return []
-    example = int(shared[0])
-    where = [divmod(int(p), s) for p in valid[flat[valid] == example]]
-    tiles = sorted({int(position_tile[p]) for p in valid[flat[valid] == example]})
-    return [
-        f"{shared.size} slot(s) are written by more than one tile, e.g. slot {example} by "
-        f"tiles {tiles} from tokens {where}: tiles run on different cores with no order on "
-        "the device, so the surviving value is undefined there (the emulator keeps the last "
-        "in row-major (i, j) order)"
-    ]

@@ -12,9 +12,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from indexops._backend import as_tuple
+from indexops._extension import as_tuple, scatter_update_src_shape
 
-from .cost import Estimate, estimate
+from .cost import Estimate, estimate, traffic
 from .dtypes import dtype_name, itemsize
 from .hardware import ATLAS_A2, Hardware
 from .rules import CheckResult, RuleViolationError, check_scatter_update
@@ -101,10 +101,10 @@ def plan_scatter_update(
 
 
 def _src_shape(input_shape: tuple[int, ...], index_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The src of the problem; for ranks that have none, input's, so only they are reported."""
     if len(index_shape) != 2 or len(input_shape) not in (2, 4):
         return input_shape
-    b, s = index_shape
-    return (b * s, input_shape[-1]) if len(input_shape) == 2 else (b, s, 1, input_shape[-1])
+    return scatter_update_src_shape(input_shape, index_shape)
 
 
 def _sizes(n: int) -> list[int]:
@@ -147,6 +147,7 @@ def _plan(
     assert result.tiling is not None and result.ub_bytes is not None
     b, s = index_shape
     grid = tile_grid(b, s, input_shape[-1], result.tiling)
-    cost = estimate(grid, grid.rows, itemsize(value), itemsize(index), result.hardware)
+    moved = traffic(grid, grid.rows, itemsize(value), itemsize(index))
+    cost = estimate(moved, grid.rows, result.hardware)
     views = int(grid.view.max()) + 1
     return Plan(view, tile, views, grid.count, result.ub_bytes, cost)

@@ -1,7 +1,9 @@
 """Draw a report: the cache's slots coloured by the tile and by the core that write them.
 
 Imported only when :meth:`Report.plot <indexops_npu.report.Report.plot>` is called, so
-matplotlib (the ``plot`` extra) stays optional.
+matplotlib (the ``plot`` extra) stays optional. The figure is a plain
+:class:`matplotlib.figure.Figure`: no pyplot, so the caller's backend and open figures are
+left alone.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from .report import Report
 
 
@@ -28,21 +32,19 @@ def _grid(values: np.ndarray, cache_shape: tuple[int, int]) -> np.ndarray:
     return values.reshape(blocks, block_size)
 
 
-def draw(report: Report, path: str | None = None, **figure_kwargs: Any) -> Any:
+def draw(report: Report, path: str | None = None, **figure_kwargs: Any) -> Figure:
     """A matplotlib figure of ``report`` (two panels: by tile, by core); saved to ``path``."""
     import matplotlib
-
-    if path is not None:
-        matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     tiles = report.slot_tile
     cores = np.where(tiles >= 0, report.tile_core[np.maximum(tiles, 0)], -1)
     figure_kwargs.setdefault("figsize", (11, 4.5))
-    fig, axes = plt.subplots(1, 2, **figure_kwargs)
+    fig = Figure(**figure_kwargs)
+    axes = fig.subplots(1, 2)
+    cmap = matplotlib.colormaps["tab20"].with_extremes(bad="0.92")
     for ax, values, label in ((axes[0], tiles, "tile"), (axes[1], cores, "vector core")):
         image = np.ma.masked_less(_grid(values, report.cache_shape), 0).astype(float)
-        cmap = plt.get_cmap("tab20").with_extremes(bad="0.92")
         shown = ax.imshow(image, aspect="auto", interpolation="nearest", cmap=cmap)
         fig.colorbar(shown, ax=ax, label=label)
         ax.set_title(f"slots by the {label} that writes them (grey: untouched)", fontsize=9)

@@ -1,15 +1,27 @@
-"""What an emulated ``scatter_update`` did: tiles, UB, GM traffic, cores, time, warnings."""
+"""What an emulated ``scatter_update`` did: tiles, UB, GM traffic, cores, time, warnings.
+
+:class:`Report` holds it; :func:`build_report` works it out from a call that
+:mod:`~indexops_npu.execute` has checked and run.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .cost import Estimate, Traffic
+from indexops._extension import Array
+
+from .cost import Estimate, Traffic, core_of_tiles, estimate, traffic
+from .dtypes import dtype_name, itemsize
 from .hardware import Hardware
-from .tiling import TileGrid, Tiling
+from .rules import CheckResult
+from .tiling import TileGrid, Tiling, token_positions, ub_bytes
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True)
@@ -102,12 +114,120 @@ class Report:
     def __str__(self) -> str:
         return self.summary()
 
-    def plot(self, path: str | None = None, **kwargs: Any) -> Any:
+    def plot(self, path: str | None = None, **kwargs: Any) -> Figure:
         """Draw the cache's slots coloured by the tile and by the core that write them.
 
         Needs matplotlib (the ``plot`` extra). Returns the figure; saves it to ``path`` if
-        given. Keyword arguments go to :func:`matplotlib.pyplot.figure`.
+        given. Keyword arguments go to :class:`matplotlib.figure.Figure`. The figure is
+        not registered with pyplot, and matplotlib's backend is left as it is.
         """
         from .plot import draw
 
         return draw(self, path=path, **kwargs)
+
+
+def build_report(
+    input: Array,
+    index: Array,
+    result: CheckResult,
+    grid: TileGrid,
+    flat: np.ndarray,
+    winners: np.ndarray,
+) -> Report:
+    """The report of an emulated call.
+
+    Parameters
+    ----------
+    input, index
+        The call's arrays; only their shapes and dtypes are read.
+    result : CheckResult
+        The call's passing check: its tiling, warnings, rule set and hardware.
+    grid : TileGrid
+        Every tile in execution order.
+    flat : ndarray
+        The slot of each token, row-major (``index`` flattened, on the host).
+    winners : ndarray
+        Mask of the tokens whose write survives (non-negative, last of its slot).
+
+    Returns
+    -------
+    Report
+    """
+    hardware, tiling = result.hardware, result.tiling
+    assert tiling is not None  # a passing check always has one
+    value_size = itemsize(dtype_name(input.dtype))
+    index_size = itemsize(dtype_name(index.dtype))
+    shape = tuple(input.shape)
+    b, s = index.shape
+    cache_shape = (shape[0], shape[1]) if len(shape) == 4 else (shape[0], 1)
+    position_tile = _position_tiles(grid, flat.size, s)
+    stored = _stored_rows(grid, flat, s)
+    moved = traffic(grid, stored, value_size, index_size)
+    return Report(
+        cache_shape=cache_shape,
+        tiling=tiling.clipped(b, s, shape[-1]),
+        grid=grid,
+        tile_core=core_of_tiles(grid.count, hardware),
+        tile_stored=stored,
+        tile_ub_bytes=np.asarray(
+            ub_bytes(
+                grid.b1 - grid.b0,
+                grid.s1 - grid.s0,
+                grid.c1 - grid.c0,
+                value_size,
+                index_size,
+                hardware,
+            )
+        ),
+        slot_tile=_slot_tiles(math.prod(cache_shape), flat, winners, position_tile),
+        traffic=moved,
+        estimate=estimate(moved, stored, hardware),
+        padding=int((flat < 0).sum()),
+        warnings=(
+            *(str(w) for w in result.warnings),
+            *_duplicate_warnings(flat, position_tile, s),
+        ),
+        hardware=hardware,
+        rules=result.rules,
+    )
+
+
+def _stored_rows(grid: TileGrid, flat: np.ndarray, s: int) -> np.ndarray:
+    """For each tile, the rows it stores: its tokens with a non-negative slot."""
+    return np.asarray([(flat[token_positions(grid, t, s)] >= 0).sum() for t in range(grid.count)])
+
+
+def _position_tiles(grid: TileGrid, size: int, s: int) -> np.ndarray:
+    """For each token, the first tile (column chunk 0) that stores it."""
+    tiles = np.full(size, -1)
+    for t in np.nonzero(grid.c0 == 0)[0]:
+        tiles[token_positions(grid, int(t), s)] = t
+    return tiles
+
+
+def _slot_tiles(
+    slots: int, flat: np.ndarray, winners: np.ndarray, position_tile: np.ndarray
+) -> np.ndarray:
+    """For each cache slot, the tile whose write it keeps, or -1."""
+    slot_tile = np.full(slots, -1)
+    slot_tile[flat[winners]] = position_tile[winners]
+    return slot_tile
+
+
+def _duplicate_warnings(flat: np.ndarray, position_tile: np.ndarray, s: int) -> list[str]:
+    """One warning for slots stored by more than one tile (no order across cores)."""
+    valid = np.nonzero(flat >= 0)[0]
+    pairs = np.unique(np.stack([flat[valid], position_tile[valid]]), axis=1)
+    slots, counts = np.unique(pairs[0], return_counts=True)
+    shared = slots[counts > 1]
+    if shared.size == 0:
+        return []
+    example = int(shared[0])
+    where = [divmod(int(p), s) for p in valid[flat[valid] == example]]
+    tiles = sorted({int(position_tile[p]) for p in valid[flat[valid] == example]})
+    return [
+        f"{shared.size} slot(s) are written by more than one tile, e.g. slot {example} by "
+        f"tiles {tiles} from tokens {where}: tiles run on different cores with no order on "
+        "the device, so the surviving value is undefined there (the emulator keeps the last "
+        "in row-major (i, j) order)"
+    ]

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from indexops._backend import as_int, as_tuple
-from indexops._errors import IndexOpsValueError, value_error
+from indexops import IndexOpsValueError
+from indexops._extension import as_int, as_tuple, scatter_update_src_shape, value_error
 
 from .dtypes import INDEX_DTYPES, VALUE_DTYPES, dtype_name, itemsize
 from .hardware import ATLAS_A2, Hardware
@@ -267,8 +267,6 @@ def _shapes(
     out: _Collector,
 ) -> None:
     """src against input and index: d, b*s rows, [b, s, 1, d] (no broadcasting)."""
-    b, s = index_shape
-    d = input_shape[-1]
     if len(input_shape) == 4 and input_shape[2] != 1:
         out.add(
             "shape",
@@ -276,7 +274,7 @@ def _shapes(
             "d]; dim 2 must be 1",
             loose=True,
         )
-    expected = (b * s, d) if len(input_shape) == 2 else (b, s, 1, d)
+    expected = scatter_update_src_shape(input_shape, index_shape)
     if src_shape != expected:
         out.add(
             "shape",

@@ -91,6 +91,13 @@ def tile_grid(b: int, s: int, d: int, tiling: Tiling) -> TileGrid:
     return TileGrid(view, b0[p], b1[p], s0[q], s1[q], c0[c], c1[c])
 
 
+def token_positions(grid: TileGrid, t: int, s: int) -> np.ndarray:
+    """Flat row-major positions ``i*s + j`` of tile ``t``'s tokens, in its store order."""
+    i = np.arange(grid.b0[t], grid.b1[t])
+    j = np.arange(grid.s0[t], grid.s1[t])
+    return (i[:, None] * s + j[None, :]).reshape(-1)
+
+
 def ub_bytes(
     tile_b: int | np.ndarray,
     tile_s: int | np.ndarray,
