@@ -74,7 +74,7 @@ def test_base_configs_are_valid(xp):
 
 @pytest.mark.parametrize(("rule", "base", "change"), VIOLATIONS)
 def test_each_gather_constraint_has_its_error(xp, rule, base, change):
-    with pytest.raises(indexops.IndexOpsValueError, match=rf"\(gather {rule}\)$") as info:
+    with pytest.raises(indexops.IndexOpsValueError, match=rf"(?m)\(gather {rule}\)$") as info:
         call(xp, {**base, **change})
     assert isinstance(info.value, ValueError)
     assert "gather: " in str(info.value) and "is not allowed" in str(info.value)

@@ -2,60 +2,83 @@
 
 from __future__ import annotations
 
+import enum
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ._errors import type_error
+from ._errors import type_error, value_error
+from ._typing import Array
 
-Array = Any
-NAMES = ("add", "mul", "min", "max")
 
-_XP_FUNCTIONS = {"add": "add", "mul": "multiply", "min": "minimum", "max": "maximum"}
-_OPERATORS = {operator.add: "add", operator.mul: "mul", min: "min", max: "max"}
+class Named(enum.Enum):
+    """The combiners with native fast paths; the value is the name users pass."""
+
+    ADD = "add"
+    MUL = "mul"
+    MIN = "min"
+    MAX = "max"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_XP_FUNCTIONS = {
+    Named.ADD: "add",
+    Named.MUL: "multiply",
+    Named.MIN: "minimum",
+    Named.MAX: "maximum",
+}
+_OPERATORS = {operator.add: Named.ADD, operator.mul: Named.MUL, min: Named.MIN, max: Named.MAX}
+_ALLOWED = f"None (replace), one of {tuple(n.value for n in Named)}, or a callable f(old, new)"
 
 
 @dataclass(frozen=True)
 class Combiner:
     """How an update meets the value already there.
 
-    ``name`` is ``"replace"``, one of :data:`NAMES` (those have native fast paths), or
-    ``None`` for a user callable; ``fn(old, new)`` works elementwise on arrays.
+    ``named`` is a :class:`Named` combiner, or ``None`` for replace (``fn is None``) and
+    for a user callable ``fn(old, new)`` that works elementwise on arrays.
     """
 
-    name: str | None
-    fn: Callable[[Array, Array], Array]
+    named: Named | None
+    fn: Callable[[Array, Array], Array] | None
+
+    @property
+    def replaces(self) -> bool:
+        return self.fn is None
 
 
-def _replace(old: Array, new: Array) -> Array:
-    return new
+REPLACE = Combiner(None, None)
 
 
 def resolve(op: str, xp: ModuleType, update_computation: Any) -> Combiner:
     """Turn the user's ``update_computation`` into a :class:`Combiner`."""
     if update_computation is None or update_computation == "replace":
-        return Combiner("replace", _replace)
+        return REPLACE
     if isinstance(update_computation, str):
-        if update_computation not in NAMES:
-            raise type_error(
-                op,
-                "update_computation",
-                update_computation,
-                f"None (replace), one of {NAMES}, or a callable f(old, new)",
-            )
+        try:
+            update_computation = Named(update_computation)
+        except ValueError:
+            raise value_error(op, "update_computation", update_computation, _ALLOWED) from None
+    if isinstance(update_computation, Named):
         return Combiner(update_computation, getattr(xp, _XP_FUNCTIONS[update_computation]))
     if not callable(update_computation):
-        raise type_error(
-            op, "update_computation", update_computation, "None, a name or a callable f(old, new)"
-        )
-    name: str | None = _OPERATORS.get(update_computation)
-    if name is None:
-        for candidate, xp_name in _XP_FUNCTIONS.items():
-            if update_computation is getattr(xp, xp_name, None):
-                name = candidate
-    if name in ("min", "max"):
-        # builtins min/max are not elementwise; use the namespace's
-        return Combiner(name, getattr(xp, _XP_FUNCTIONS[name]))
-    return Combiner(name, update_computation)
+        raise type_error(op, "update_computation", update_computation, _ALLOWED)
+    named = _recognised(xp, update_computation)
+    if named in (Named.MIN, Named.MAX):  # builtins min/max are not elementwise
+        return Combiner(named, getattr(xp, _XP_FUNCTIONS[named]))
+    return Combiner(named, update_computation)
+
+
+def _recognised(xp: ModuleType, fn: Callable[..., Any]) -> Named | None:
+    """The named combiner a callable is (``operator.add``, ``xp.maximum``, ...), if any."""
+    for named, xp_name in _XP_FUNCTIONS.items():
+        if fn is getattr(xp, xp_name, None):
+            return named
+    try:
+        return _OPERATORS.get(fn)
+    except TypeError:  # an unhashable callable object
+        return None

@@ -1,16 +1,30 @@
-"""StableHLO ``dynamic_slice`` and ``dynamic_update_slice``: one window at clamped starts."""
+"""StableHLO ``dynamic_slice`` and ``dynamic_update_slice``: one window at clamped starts.
+
+Starts given as Python ints, or as arrays whose values are on the host, become Python
+ints and a basic slice (a view where the library makes one). Starts on a device or traced
+stay arrays: they are clamped as arrays and the window is read or written as the rows of
+a one-window gather or scatter (or by the library's own op, ``jax.lax.dynamic_slice``).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from types import ModuleType
 from typing import Any
 
-from ._backend import as_tuple, index_ints, namespace, writes_in_place
+from ._args import as_tuple, index_ints, index_items
+from ._backends import Backend, backend_for, is_array
+from ._cache import static_cache
+from ._combiners import REPLACE
+from ._copy import writes_in_place
 from ._errors import type_error, value_error
-from ._rows import assign_window
+from ._geometry import WindowPlan, make_plan
+from ._rows import write_rows
+from ._starts import row_numbers, to_index
+from ._typing import Array
 
-Array = Any
+SLICE = "dynamic_slice"
+UPDATE = "dynamic_update_slice"
 
 
 def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]) -> Array:
@@ -24,7 +38,8 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
     ----------
     operand : array
     start_indices : sequence of int or 0-d integer arrays, or a 1-D integer array
-        One start per dim of ``operand``.
+        One start per dim of ``operand``. Arrays may be traced or on a device: the
+        window is then found without reading them on the host.
     slice_sizes : sequence of int
         One size per dim, each in ``[0, dim]``.
 
@@ -42,13 +57,21 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
     array([[2, 3],
            [6, 7]])
     """
-    op = "dynamic_slice"
-    xp = namespace(op, operand=operand)
-    sizes = as_tuple(op, "slice_sizes", slice_sizes)
+    backend = backend_for(SLICE, operand=operand)
+    sizes = as_tuple(SLICE, "slice_sizes", slice_sizes)
     shape = tuple(operand.shape)
-    starts = clamped_starts(op, xp, start_indices, shape, sizes, "slice_sizes", ("C2", "C4"))
-    window = tuple(slice(s, s + n) for s, n in zip(starts, sizes))
-    return operand[window]
+    starts = _starts(backend, SLICE, operand, start_indices)
+    _check_window(SLICE, shape, starts, sizes, "slice_sizes", ("C2", "C4"))
+    if _all_ints(starts):
+        return operand[_window(starts, shape, sizes)]
+    columns = _clamped(backend, starts, shape, sizes)
+    native = backend.dynamic_slice(operand, columns, sizes)
+    if native is not None:
+        return native
+    plan = _plan(shape, sizes)
+    rows = backend.xp.reshape(row_numbers(backend, plan, columns, operand), (-1,))
+    table = backend.xp.reshape(operand, plan.rows_shape)
+    return backend.xp.reshape(backend.take_rows(table, rows), sizes)
 
 
 def dynamic_update_slice(
@@ -65,6 +88,7 @@ def dynamic_update_slice(
     update : array
         Same rank and dtype as ``operand``, each dim at most ``operand``'s.
     start_indices : sequence of int or 0-d integer arrays, or a 1-D integer array
+        As for :func:`dynamic_slice`; traced or device arrays are never read on the host.
     copy : bool or None
         As in :func:`scatter`: ``True`` returns a new array, ``False`` writes into
         ``operand``, ``None`` writes in place where possible.
@@ -79,43 +103,78 @@ def dynamic_update_slice(
            [0, 0, 0, 0],
            [0, 0, 0, 0]])
     """
-    op = "dynamic_update_slice"
-    xp = namespace(op, operand=operand, update=update)
+    backend = backend_for(UPDATE, operand=operand, update=update)
     if update.dtype != operand.dtype:
         raise type_error(
-            op, "update.dtype", str(update.dtype), f"the dtype of operand ({operand.dtype})", "C2"
+            UPDATE,
+            "update.dtype",
+            str(update.dtype),
+            f"the dtype of operand ({operand.dtype})",
+            "C2",
         )
     if update.ndim != operand.ndim:
         raise value_error(
-            op, "update.shape", tuple(update.shape), f"rank {operand.ndim} like operand", "C3"
+            UPDATE, "update.shape", tuple(update.shape), f"rank {operand.ndim} like operand", "C3"
         )
-    sizes = tuple(update.shape)
-    starts = clamped_starts(
-        op, xp, start_indices, tuple(operand.shape), sizes, "update.shape", ("C4", "C6")
+    sizes, shape = tuple(update.shape), tuple(operand.shape)
+    starts = _starts(backend, UPDATE, operand, start_indices)
+    _check_window(UPDATE, shape, starts, sizes, "update.shape", ("C4", "C6"))
+    in_place = writes_in_place(backend, UPDATE, operand, copy, name="operand")
+    if math.prod(sizes) == 0:
+        return operand if in_place else backend.copy(operand)
+    if _all_ints(starts):
+        key = _window(starts, shape, sizes)
+        return backend.assign_window(operand, key, update, in_place=in_place)
+    columns = _clamped(backend, starts, shape, sizes)
+    native = backend.dynamic_update_slice(operand, update, columns)
+    if native is not None:
+        return native
+    plan = _plan(shape, sizes)
+    rows = backend.xp.reshape(row_numbers(backend, plan, columns, operand), (-1,))
+    values = backend.xp.reshape(update, (plan.row_count, plan.rows_shape[1]))
+    return write_rows(
+        backend, operand, plan.rows_shape, rows, values, REPLACE, in_place=in_place, unique=True
     )
-    in_place = writes_in_place(op, operand, copy, name="operand")
-    key = tuple(slice(s, s + n) for s, n in zip(starts, sizes))
-    return assign_window(xp, operand, key, update, in_place=in_place)
 
 
-def clamped_starts(
+def _starts(backend: Backend, op: str, operand: Array, start_indices: Any) -> tuple[Any, ...]:
+    """Python ints where every start is known on the host, else 0-d index arrays."""
+    items = index_items(op, "start_indices", start_indices)
+    arrays = [items] if is_array(items) else [item for item in items if type(item) is not int]
+    if all(backend_for(op, start_indices=a).values_on_host(a) for a in arrays):
+        return index_ints(op, "start_indices", items)
+    backend_for(op, operand=operand, **{f"start_indices[{k}]": a for k, a in enumerate(arrays)})
+    entries: tuple[Any, ...] = items
+    if is_array(items):
+        vector: Array = items
+        entries = tuple(vector[d] for d in range(vector.shape[0]))
+    return tuple(
+        to_index(backend, entry)
+        if is_array(entry)
+        else backend.full((), entry, backend.index_dtype(), operand)
+        for entry in entries
+    )
+
+
+def _all_ints(starts: tuple[Any, ...]) -> bool:
+    return all(type(start) is int for start in starts)
+
+
+def _check_window(
     op: str,
-    xp: ModuleType,
-    start_indices: Any,
     shape: tuple[int, ...],
+    starts: tuple[Any, ...],
     sizes: tuple[int, ...],
     sizes_name: str,
     rules: tuple[str, str],
-) -> tuple[int, ...]:
-    """Validate starts and window sizes, then clamp each start to ``[0, dim - size]``.
-
-    ``rules`` are the constraint labels of the start count and of the size range.
-    """
+) -> None:
+    """One start and one size per dim, each size in ``[0, dim]``; ``rules`` are the
+    constraint labels of the counts and of the size range."""
     rank = len(shape)
-    starts = index_ints(op, "start_indices", start_indices)
     if len(starts) != rank:
+        shown = starts if _all_ints(starts) else f"{len(starts)} arrays"
         raise value_error(
-            op, "start_indices", starts, f"needs one start per operand dim ({rank})", rules[0]
+            op, "start_indices", shown, f"needs one start per operand dim ({rank})", rules[0]
         )
     if len(sizes) != rank:
         raise value_error(
@@ -130,4 +189,33 @@ def clamped_starts(
                 f"entry {d} must be in [0, {dim}] (operand shape {shape})",
                 rules[1],
             )
-    return tuple(min(max(s, 0), dim - size) for s, dim, size in zip(starts, shape, sizes))
+
+
+def _window(
+    starts: tuple[int, ...], shape: tuple[int, ...], sizes: tuple[int, ...]
+) -> tuple[slice, ...]:
+    """The basic-index key of the window at clamped Python-int starts."""
+    clamped = (min(max(s, 0), dim - size) for s, dim, size in zip(starts, shape, sizes))
+    return tuple(slice(s, s + n) for s, n in zip(clamped, sizes))
+
+
+def _clamped(
+    backend: Backend, starts: tuple[Array, ...], shape: tuple[int, ...], sizes: tuple[int, ...]
+) -> list[Array]:
+    return [backend.clip(s, 0, dim - size) for s, dim, size in zip(starts, shape, sizes)]
+
+
+@static_cache()
+def _plan(shape: tuple[int, ...], sizes: tuple[int, ...]) -> WindowPlan:
+    """The geometry of one window at a start vector: a gather with one batch position."""
+    rank = len(shape)
+    return make_plan(
+        shape,
+        (rank,),
+        index_vector_dim=0,
+        start_map=tuple(range(rank)),
+        batching_pairs=(),
+        window_sizes=sizes,
+        collapsed_dims=(),
+        layout_window_dims=tuple(range(rank)),
+    )

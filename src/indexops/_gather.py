@@ -1,20 +1,14 @@
-"""StableHLO ``gather``."""
+"""StableHLO ``gather``: the public function, its cached plan, and its execution."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from types import ModuleType
 from typing import Any
 
-import array_api_compat as compat
-
-from ._backend import as_int, as_tuple, check_integer_array, has_kind, namespace
-from ._errors import value_error
-from ._rows import take_rows
-from ._windows import (
-    WindowPlan,
-    all_windows_inside,
+from ._args import as_int, as_tuple, check_integer_array
+from ._backends import Backend, backend_for
+from ._cache import static_cache
+from ._checks import (
     check_batching_dims,
     check_index_vector_dim,
     check_rank_sum,
@@ -22,16 +16,20 @@ from ._windows import (
     check_start_map_size,
     check_unique,
     check_window_rank,
-    clamp_starts,
-    make_plan,
-    permuted,
+)
+from ._errors import value_error
+from ._geometry import WindowPlan, make_plan
+from ._modes import GatherMode
+from ._starts import (
+    all_inside_on_host,
+    clamp_columns,
     row_numbers,
-    start_vectors,
+    start_columns,
     windows_in_bounds,
 )
+from ._typing import Array
 
-Array = Any
-GATHER_MODES = ("clip", "fill", "promise_in_bounds")
+OP = "gather"
 
 
 def gather(
@@ -47,7 +45,7 @@ def gather(
     start_indices_batching_dims: Sequence[int] = (),
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
-    mode: str = "clip",
+    mode: str | GatherMode = "clip",
     fill_value: Any = None,
 ) -> Array:
     """Gather windows of ``operand`` at ``start_indices`` (StableHLO ``gather``).
@@ -90,61 +88,65 @@ operand_batching_dims, start_indices_batching_dims
     array([[1, 4, 7],
            [3, 6, 9]])
     """
-    xp = namespace("gather", operand=operand, start_indices=start_indices)
-    check_integer_array("gather", "start_indices", start_indices, xp)
-    if mode not in GATHER_MODES:
-        raise value_error("gather", "mode", mode, f"one of {GATHER_MODES}")
-    plan = _gather_plan(
+    backend = backend_for(OP, operand=operand, start_indices=start_indices)
+    check_integer_array(OP, "start_indices", start_indices)
+    mode = GatherMode.parse(OP, mode)
+    plan = _plan(
         tuple(operand.shape),
         tuple(start_indices.shape),
-        as_tuple("gather", "offset_dims", offset_dims),
-        as_tuple("gather", "collapsed_slice_dims", collapsed_slice_dims),
-        as_tuple("gather", "start_index_map", start_index_map),
-        as_int("gather", "index_vector_dim", index_vector_dim),
-        as_tuple("gather", "slice_sizes", slice_sizes),
-        as_tuple("gather", "operand_batching_dims", operand_batching_dims),
-        as_tuple("gather", "start_indices_batching_dims", start_indices_batching_dims),
+        as_tuple(OP, "offset_dims", offset_dims),
+        as_tuple(OP, "collapsed_slice_dims", collapsed_slice_dims),
+        as_tuple(OP, "start_index_map", start_index_map),
+        as_int(OP, "index_vector_dim", index_vector_dim),
+        as_tuple(OP, "slice_sizes", slice_sizes),
+        as_tuple(OP, "operand_batching_dims", operand_batching_dims),
+        as_tuple(OP, "start_indices_batching_dims", start_indices_batching_dims),
     )
-    fill = _fill_scalar(xp, operand.dtype, fill_value) if mode == "fill" else None
-    return _execute(xp, plan, operand, start_indices, mode, fill)
+    fill = _fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
+    return _execute(backend, plan, operand, start_indices, mode, fill)
 
 
 def _execute(
-    xp: ModuleType, plan: WindowPlan, operand: Array, indices: Array, mode: str, fill: Any
+    backend: Backend,
+    plan: WindowPlan,
+    operand: Array,
+    indices: Array,
+    mode: GatherMode,
+    fill: Any,
 ) -> Array:
-    starts = start_vectors(xp, plan, indices)
-    # clamping costs one elementwise pass; the fill mask a pass over the result, so it is
-    # worth a check first (a sync on a GPU) whether any window sticks out
-    inside = mode == "promise_in_bounds" or (
-        mode == "fill" and all_windows_inside(xp, plan, starts)
-    )
-    safe = starts if inside else clamp_starts(xp, plan, starts)
-    rows = xp.reshape(row_numbers(xp, plan, safe), (-1,))
+    """Read the windows: clamp or mask the starts, take their rows, lay them out."""
+    xp = backend.xp
+    columns = start_columns(backend, plan, indices)
+    inside = None
+    if mode is GatherMode.FILL and not (
+        backend.values_on_host(indices) and all_inside_on_host(backend, plan, columns)
+    ):  # the mask costs a pass over the result: skip it when the host can tell
+        inside = windows_in_bounds(backend, plan, columns, operand)
+    if mode is not GatherMode.PROMISE_IN_BOUNDS:
+        columns = clamp_columns(backend, plan, columns)
+    rows = xp.reshape(row_numbers(backend, plan, columns, operand), (-1,))
     table = xp.reshape(operand, plan.rows_shape)
-    windows = xp.reshape(take_rows(xp, table, rows), plan.intermediate_shape)
-    if mode == "fill" and not inside:
-        inside = windows_in_bounds(xp, plan, starts)
+    windows = xp.reshape(backend.take_rows(table, rows), plan.intermediate_shape)
+    if inside is not None:
         inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
-        windows = xp.where(
-            inside, windows, xp.asarray(fill, dtype=operand.dtype, device=compat.device(operand))
-        )
-    return permuted(xp, windows, plan.to_layout)
+        windows = xp.where(inside, windows, backend.full((), fill, operand.dtype, operand))
+    return backend.permute_dims(windows, plan.to_layout)
 
 
-def _fill_scalar(xp: ModuleType, dtype: Any, fill_value: Any) -> Any:
+def _fill_scalar(backend: Backend, dtype: Any, fill_value: Any) -> Any:
     if fill_value is not None:
         return fill_value
-    if has_kind(xp, dtype, "bool"):
+    if backend.has_kind(dtype, "bool"):
         return True
-    if has_kind(xp, dtype, "signed integer"):
-        return xp.iinfo(dtype).min
-    if has_kind(xp, dtype, "unsigned integer"):
-        return xp.iinfo(dtype).max
+    if backend.has_kind(dtype, "signed integer"):
+        return backend.xp.iinfo(dtype).min
+    if backend.has_kind(dtype, "unsigned integer"):
+        return backend.xp.iinfo(dtype).max
     return float("nan")
 
 
-@functools.lru_cache(maxsize=512)
-def _gather_plan(
+@static_cache()
+def _plan(
     operand_shape: tuple[int, ...],
     index_shape: tuple[int, ...],
     offset_dims: tuple[int, ...],
@@ -156,7 +158,7 @@ def _gather_plan(
     start_indices_batching_dims: tuple[int, ...],
 ) -> WindowPlan:
     """Validate every StableHLO gather constraint, then plan (cached per shapes)."""
-    op = "gather"
+    op = OP
     rank = len(operand_shape)
     index_rank = len(index_shape)
     check_rank_sum(

@@ -1,26 +1,14 @@
-"""StableHLO ``scatter``."""
+"""StableHLO ``scatter``: the public function, its cached plan, and its execution."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
-from types import ModuleType
 from typing import Any
 
-from ._backend import (
-    as_int,
-    as_tuple,
-    check_integer_array,
-    has_kind,
-    namespace,
-    writes_in_place,
-)
-from ._combiners import Combiner, resolve
-from ._errors import type_error, value_error
-from ._rows import write_rows
-from ._windows import (
-    WindowPlan,
-    all_windows_inside,
+from ._args import as_int, as_tuple, check_integer_array
+from ._backends import Backend, backend_for
+from ._cache import static_cache
+from ._checks import (
     check_batching_dims,
     check_index_vector_dim,
     check_rank_sum,
@@ -28,18 +16,25 @@ from ._windows import (
     check_start_map_size,
     check_unique,
     check_window_rank,
-    clamp_starts,
-    make_plan,
-    permuted,
+)
+from ._combiners import Combiner, resolve
+from ._copy import writes_in_place
+from ._errors import type_error, value_error
+from ._geometry import WindowPlan, make_plan
+from ._modes import ScatterMode
+from ._rows import write_rows
+from ._starts import (
+    all_inside_on_host,
+    clamp_columns,
     row_numbers,
     rows_in_bounds,
-    safe_starts,
-    start_vectors,
+    safe_columns,
+    start_columns,
     windows_in_bounds,
 )
+from ._typing import Array
 
-Array = Any
-SCATTER_MODES = ("drop", "drop_window", "clip", "promise_in_bounds")
+OP = "scatter"
 
 
 def scatter(
@@ -56,7 +51,7 @@ def scatter(
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
     update_computation: str | Callable[[Array, Array], Array] | None = None,
-    mode: str = "drop",
+    mode: str | ScatterMode = "drop",
     copy: bool | None = True,
 ) -> Array:
     """Scatter windows of ``updates`` into ``input`` (StableHLO ``scatter``).
@@ -113,46 +108,47 @@ index_vector_dim, input_batching_dims, scatter_indices_batching_dims
            [0., 0.],
            [1., 1.]])
     """
-    op = "scatter"
-    xp = namespace(op, input=input, scatter_indices=scatter_indices, updates=updates)
-    check_integer_array(op, "scatter_indices", scatter_indices, xp)
+    backend = backend_for(OP, input=input, scatter_indices=scatter_indices, updates=updates)
+    check_integer_array(OP, "scatter_indices", scatter_indices)
     if updates.dtype != input.dtype:
         raise type_error(
-            op, "updates.dtype", str(updates.dtype), f"the dtype of input ({input.dtype})", "C6"
+            OP, "updates.dtype", str(updates.dtype), f"the dtype of input ({input.dtype})", "C6"
         )
-    if mode not in SCATTER_MODES:
-        raise value_error(op, "mode", mode, f"one of {SCATTER_MODES}")
-    combiner = _combiner(xp, input.dtype, update_computation)
-    plan = _scatter_plan(
+    mode = ScatterMode.parse(OP, mode)
+    combiner = _combiner(backend, input.dtype, update_computation)
+    plan = _plan(
         tuple(input.shape),
         tuple(scatter_indices.shape),
         tuple(updates.shape),
-        as_tuple(op, "update_window_dims", update_window_dims),
-        as_tuple(op, "inserted_window_dims", inserted_window_dims),
-        as_tuple(op, "scatter_dims_to_operand_dims", scatter_dims_to_operand_dims),
-        as_int(op, "index_vector_dim", index_vector_dim),
-        as_tuple(op, "input_batching_dims", input_batching_dims),
-        as_tuple(op, "scatter_indices_batching_dims", scatter_indices_batching_dims),
+        as_tuple(OP, "update_window_dims", update_window_dims),
+        as_tuple(OP, "inserted_window_dims", inserted_window_dims),
+        as_tuple(OP, "scatter_dims_to_operand_dims", scatter_dims_to_operand_dims),
+        as_int(OP, "index_vector_dim", index_vector_dim),
+        as_tuple(OP, "input_batching_dims", input_batching_dims),
+        as_tuple(OP, "scatter_indices_batching_dims", scatter_indices_batching_dims),
     )
-    in_place = writes_in_place(op, input, copy)
-    rows, values = _rows_and_values(xp, plan, scatter_indices, updates, mode)
+    in_place = writes_in_place(backend, OP, input, copy)
+    rows, keep = _target_rows(backend, plan, scatter_indices, mode, input)
+    values = backend.permute_dims(updates, plan.layout_to_rows)
+    values = backend.xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
     return write_rows(
-        xp,
+        backend,
         input,
         plan.rows_shape,
         rows,
         values,
         combiner,
         in_place=in_place,
+        keep=keep,
         unique=bool(unique_indices),
     )
 
 
-def _combiner(xp: ModuleType, dtype: Any, update_computation: Any) -> Combiner:
-    combiner = resolve("scatter", xp, update_computation)
-    if combiner.name not in (None, "replace") and has_kind(xp, dtype, "bool"):
+def _combiner(backend: Backend, dtype: Any, update_computation: Any) -> Combiner:
+    combiner = resolve(OP, backend.xp, update_computation)
+    if combiner.named is not None and backend.has_kind(dtype, "bool"):
         raise type_error(
-            "scatter",
+            OP,
             "update_computation",
             update_computation,
             "None or a callable for bool input (named combiners need a numeric dtype)",
@@ -160,37 +156,40 @@ def _combiner(xp: ModuleType, dtype: Any, update_computation: Any) -> Combiner:
     return combiner
 
 
-def _rows_and_values(
-    xp: ModuleType, plan: WindowPlan, indices: Array, updates: Array, mode: str
-) -> tuple[Array, Array]:
-    """Target rows and their values in the row-major order of ``updates``.
-
-    Out-of-bounds rows are dropped (``"drop"``, ``"drop_window"``) or clipped.
-    """
-    starts = start_vectors(xp, plan, indices)
-    inside = None
-    if mode == "clip":
-        starts = clamp_starts(xp, plan, starts)
-    elif mode != "promise_in_bounds" and not all_windows_inside(xp, plan, starts):
-        if mode == "drop":
-            inside = rows_in_bounds(xp, plan, starts)
+def _target_rows(
+    backend: Backend, plan: WindowPlan, indices: Array, mode: ScatterMode, like: Array
+) -> tuple[Array, Array | None]:
+    """Target rows in the row-major order of ``updates``, all in range, and which of them
+    are kept (``None``: all); dropped rows point at some row in range."""
+    xp = backend.xp
+    columns = start_columns(backend, plan, indices)
+    keep = None
+    if mode in (ScatterMode.DROP, ScatterMode.DROP_WINDOW) and not (
+        backend.values_on_host(indices) and all_inside_on_host(backend, plan, columns)
+    ):
+        columns = safe_columns(backend, plan, columns)
+        if mode is ScatterMode.DROP:
+            keep = rows_in_bounds(backend, plan, columns, like)
         else:
-            inside = windows_in_bounds(xp, plan, starts)
-            inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.head_window_dims))
-        starts = safe_starts(xp, plan, starts)
-    rows = row_numbers(xp, plan, starts)
-    values = permuted(xp, updates, plan.layout_to_rows)
-    values = xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
-    if inside is None:
-        return xp.reshape(permuted(xp, rows, plan.row_axes), (-1,)), values
-    inside = xp.broadcast_to(inside, rows.shape)
-    rows = xp.reshape(permuted(xp, rows, plan.row_axes), (-1,))
-    keep = xp.reshape(permuted(xp, inside, plan.row_axes), (-1,))
-    return rows[keep], values[keep]
+            keep = windows_in_bounds(backend, plan, columns, like)
+            keep = xp.reshape(keep, plan.batch_shape + (1,) * len(plan.head_window_dims))
+        keep = _in_row_order(backend, plan, xp.broadcast_to(keep, plan.rows_batch_shape))
+    elif mode is not ScatterMode.PROMISE_IN_BOUNDS:
+        columns = clamp_columns(backend, plan, columns)
+    rows = _in_row_order(backend, plan, row_numbers(backend, plan, columns, like))
+    if keep is not None:  # a dropped row may point anywhere: keep it in range
+        rows = backend.clip(rows, 0, max(plan.rows_shape[0] - 1, 0))
+    return rows, keep
 
 
-@functools.lru_cache(maxsize=512)
-def _scatter_plan(
+def _in_row_order(backend: Backend, plan: WindowPlan, x: Array) -> Array:
+    """Per-row values (``plan.rows_batch_shape``) flattened in the row-major order of
+    ``updates``, the order in which duplicates apply."""
+    return backend.xp.reshape(backend.permute_dims(x, plan.row_axes), (-1,))
+
+
+@static_cache()
+def _plan(
     input_shape: tuple[int, ...],
     index_shape: tuple[int, ...],
     updates_shape: tuple[int, ...],
@@ -202,7 +201,7 @@ def _scatter_plan(
     scatter_indices_batching_dims: tuple[int, ...],
 ) -> WindowPlan:
     """Validate every StableHLO scatter constraint, then plan (cached per shapes)."""
-    op = "scatter"
+    op = OP
     rank = len(input_shape)
     index_rank = len(index_shape)
     check_rank_sum(

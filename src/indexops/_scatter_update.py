@@ -8,15 +8,14 @@ The op writes whole rows of ``d`` elements, one per token, so it lowers directly
 
 from __future__ import annotations
 
-from types import ModuleType
-from typing import Any
-
-from ._backend import as_int, check_integer_array, namespace, to_index, writes_in_place
-from ._combiners import resolve
+from ._args import as_int, check_integer_array
+from ._backends import Backend, backend_for
+from ._combiners import REPLACE
+from ._copy import writes_in_place
 from ._errors import type_error, value_error
 from ._rows import write_rows
-
-Array = Any
+from ._starts import to_index
+from ._typing import Array
 
 OP = "scatter_update"
 
@@ -67,17 +66,20 @@ def scatter_update(
     >>> out is cache, cache[1, :, 0].tolist()
     (True, [[0, 0], [1, 1], [0, 0]])
     """
-    xp = namespace(OP, input=input, index=index, src=src)
+    backend = backend_for(OP, input=input, index=index, src=src)
     dim = as_int(OP, "dim", dim)
     if dim != -2:
         raise value_error(OP, "dim", dim, "must be -2 (the only dim PyPTO defines)")
-    rows_shape = _check_shapes(xp, input, index, src)
-    in_place = writes_in_place(OP, input, copy)
-    rows, values = _slots_and_rows(xp, index, src, rows_shape)
-    return write_rows(xp, input, rows_shape, rows, values, resolve(OP, xp, None), in_place=in_place)
+    rows_shape = _check_shapes(input, index, src)
+    in_place = writes_in_place(backend, OP, input, copy)
+    rows, keep = _slots(backend, index, rows_shape[0])
+    values = backend.xp.reshape(src, (rows.shape[0], rows_shape[1]))
+    return write_rows(
+        backend, input, rows_shape, rows, values, REPLACE, in_place=in_place, keep=keep
+    )
 
 
-def _check_shapes(xp: ModuleType, input: Array, index: Array, src: Array) -> tuple[int, int]:
+def _check_shapes(input: Array, index: Array, src: Array) -> tuple[int, int]:
     """Validate ranks, shapes and dtypes; return the 2-D row view ``(slots, d)`` of input."""
     shape, index_shape, src_shape = tuple(input.shape), tuple(index.shape), tuple(src.shape)
     if len(shape) not in (2, 4):
@@ -86,7 +88,7 @@ def _check_shapes(xp: ModuleType, input: Array, index: Array, src: Array) -> tup
         )
     if len(index_shape) != 2:
         raise value_error(OP, "index.shape", index_shape, "rank 2 [b, s]")
-    check_integer_array(OP, "index", index, xp)
+    check_integer_array(OP, "index", index)
     if src.dtype != input.dtype:
         raise type_error(OP, "src.dtype", str(src.dtype), f"the dtype of input ({input.dtype})")
     d = shape[-1]
@@ -122,30 +124,34 @@ def expected_src_shape(
     return (b * s, d) if len(input_shape) == 2 else (b, s, 1, d)
 
 
-def _slots_and_rows(
-    xp: ModuleType, index: Array, src: Array, rows_shape: tuple[int, int]
-) -> tuple[Array, Array]:
-    """The in-range slots (padding dropped) and their source rows; raise on a slot past the end."""
-    slots, d = rows_shape
-    rows = xp.reshape(to_index(xp, index), (-1,))
-    values = xp.reshape(src, (rows.shape[0], d))
+def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | None]:
+    """The slots as rows in range, and which are written (not padding).
+
+    A slot past the end is an error raised before any write where the slots are on the
+    host; elsewhere the backend reports it its own way (see :meth:`Backend.require`) and
+    the token is skipped, so nothing is ever written outside ``input``.
+    """
+    xp = backend.xp
+    rows = xp.reshape(to_index(backend, index), (-1,))
     if rows.shape[0] == 0:
-        return rows, values
-    if not bool(xp.any((rows < 0) | (rows >= slots))):
-        return rows, values  # the common case costs one read (a sync on a GPU)
-    past = rows >= slots
-    if bool(xp.any(past)):
-        position = int(xp.nonzero(past)[0][0])
-        i, j = divmod(position, index.shape[1])
-        raise value_error(
-            OP,
-            f"index[{i}, {j}]",
-            int(index[i, j]),
-            f"a slot below {slots} (the rows of input), or negative for padding; "
-            "nothing was written",
-        )
-    padding = rows < 0
-    if bool(xp.any(padding)):
-        keep = xp.nonzero(~padding)[0]
-        rows, values = xp.take(rows, keep), xp.take(values, keep, axis=0)
-    return rows, values
+        return rows, None
+    backend.require(
+        xp.all(rows < slots),
+        lambda: _past_the_end(backend, index, rows, slots),
+        f"{OP}: index has a slot past the end of input (>= {slots}); "
+        "its token was skipped, nothing was written outside input",
+    )
+    keep = (rows >= 0) & (rows < slots)
+    return backend.clip(rows, 0, max(slots - 1, 0)), keep
+
+
+def _past_the_end(backend: Backend, index: Array, rows: Array, slots: int) -> Exception:
+    """The error for the first slot past the end (values on the host)."""
+    position = int(backend.xp.nonzero(rows >= slots)[0][0])
+    i, j = divmod(position, index.shape[1])
+    return value_error(
+        OP,
+        f"index[{i}, {j}]",
+        int(index[i, j]),
+        f"a slot below {slots} (the rows of input), or negative for padding; nothing was written",
+    )

@@ -9,20 +9,22 @@ Three layers, as everywhere in indexops:
   bounds, plus the axes along which ``updates`` must be reversed for negative steps;
 * **execute**: one basic-index assignment (``x[...] = ...``, or ``.at[...].set`` on JAX),
   which every backend, array-api-strict and torch included, can express.
+
+The slice parameters set the result's layout, so they must be known when the op is
+called: Python ints, or arrays read on the host (a traced array is a clear error).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from types import ModuleType
 from typing import Any, NamedTuple
 
-from ._backend import index_ints, namespace, writes_in_place
+from ._args import index_ints
+from ._backends import Backend, backend_for
+from ._copy import writes_in_place
 from ._errors import type_error, value_error
-from ._rows import assign_window, copy_array
-
-Array = Any
+from ._typing import Array
 
 OP = "slice_scatter"
 
@@ -102,7 +104,7 @@ def slice_scatter(
     array([[10.,  1., 20.,  3., 30.],
            [40.,  6., 50.,  8., 60.]])
     """
-    xp = namespace(OP, data=data, updates=updates)
+    backend = backend_for(OP, data=data, updates=updates)
     _check_arrays(data, updates)
     plan = _plan(
         tuple(int(d) for d in data.shape),
@@ -115,8 +117,8 @@ def slice_scatter(
         raise value_error(
             OP, "updates.shape", tuple(updates.shape), f"exactly the slice shape {plan.shape}"
         )
-    in_place = writes_in_place(OP, data, copy, name="data")
-    return _execute(xp, data, updates, plan, in_place)
+    in_place = writes_in_place(backend, OP, data, copy, name="data")
+    return _execute(backend, data, updates, plan, in_place)
 
 
 def _check_arrays(data: Array, updates: Array) -> None:
@@ -217,10 +219,12 @@ def _positive_slice(first: int, count: int, step: int) -> slice:
     return slice(low, low + (count - 1) * stride + 1, stride)
 
 
-def _execute(xp: ModuleType, data: Array, updates: Array, plan: SlicePlan, in_place: bool) -> Array:
+def _execute(
+    backend: Backend, data: Array, updates: Array, plan: SlicePlan, in_place: bool
+) -> Array:
     """One strided assignment into ``data`` itself or into a copy."""
     if math.prod(plan.shape) == 0:
-        return data if in_place else copy_array(xp, data)
+        return data if in_place else backend.copy(data)
     if plan.flip_axes:
-        updates = xp.flip(updates, axis=plan.flip_axes)
-    return assign_window(xp, data, plan.slices, updates, in_place=in_place)
+        updates = backend.xp.flip(updates, axis=plan.flip_axes)
+    return backend.assign_window(data, plan.slices, updates, in_place=in_place)

@@ -1,0 +1,122 @@
+"""One backend object per array library, chosen once per array type and cached.
+
+:class:`~indexops._backends._base.Backend` does everything with the Array API standard
+alone (any compliant library, lazy or traced ones included); the subclasses for NumPy,
+torch, JAX, CuPy and Dask own what their library does differently or better. A library's
+module is imported only when one of its arrays is seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import array_api_compat as compat
+
+from .._errors import type_error
+from .._typing import Array
+from ._base import Backend, ValuesUnknown
+
+__all__ = ["Backend", "ValuesUnknown", "backend_for", "generic_only", "is_array"]
+
+_BY_TYPE: dict[type, Backend] = {}
+_override: str | None = None  # "generic" or "device": test hooks, see below
+
+
+def backend_for(op: str, **arrays: Array) -> Backend:
+    """The backend of ``arrays`` (keyword names are used in errors), which must share one
+    Array API library."""
+    kinds = {type(x) for x in arrays.values()}
+    kind = kinds.pop() if len(kinds) == 1 else None
+    backend = _BY_TYPE.get(kind) if kind is not None else None
+    if backend is None:
+        backend = _make(_namespace(op, arrays), next(iter(arrays.values())))
+        if kind is not None:
+            _BY_TYPE[kind] = backend
+    return backend if _override is None else _overridden(backend, _override)
+
+
+def is_array(x: Any) -> bool:
+    """Whether ``x`` is an array of some Array API library (Python scalars are not)."""
+    return compat.is_array_api_obj(x) and not isinstance(x, (int, float, complex, bool))
+
+
+def _namespace(op: str, arrays: dict[str, Array]) -> ModuleType:
+    for name, x in arrays.items():
+        if not is_array(x):
+            raise type_error(
+                op, name, _short(x), "an array of an Array API library (numpy, torch, jax, ...)"
+            )
+    try:
+        return compat.array_namespace(*arrays.values())
+    except TypeError as exc:
+        found = {name: f"{type(x).__module__}.{type(x).__name__}" for name, x in arrays.items()}
+        raise type_error(op, ", ".join(arrays), found, "arrays of one library") from exc
+
+
+def _short(x: Any) -> str:
+    text = repr(x)
+    return f"{type(x).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
+
+
+def _make(xp: ModuleType, x: Array) -> Backend:
+    if compat.is_numpy_array(x):
+        from ._numpy import NumpyBackend
+
+        return NumpyBackend(xp)
+    if compat.is_torch_array(x):
+        from ._torch import TorchBackend
+
+        return TorchBackend(xp)
+    if compat.is_jax_array(x):
+        from ._jax import JaxBackend
+
+        return JaxBackend(xp)
+    if compat.is_cupy_array(x):
+        from ._cupy import CupyBackend
+
+        return CupyBackend(xp)
+    if compat.is_dask_array(x):
+        from ._dask import DaskBackend
+
+        return DaskBackend(xp)
+    return Backend(xp)
+
+
+_VARIANTS: dict[tuple[int, str], Backend] = {}
+
+
+def _overridden(backend: Backend, how: str) -> Backend:
+    key = (id(backend), how)
+    if key not in _VARIANTS:
+        _VARIANTS[key] = Backend(backend.xp) if how == "generic" else backend.without_host_reads()
+    return _VARIANTS[key]
+
+
+@contextlib.contextmanager
+def _overriding(how: str) -> Iterator[None]:
+    global _override
+    previous, _override = _override, how
+    try:
+        yield
+    finally:
+        _override = previous
+
+
+def generic_only() -> contextlib.AbstractContextManager[None]:
+    """Within this block every array gets the generic backend (the standard alone).
+
+    For tests: they compare native paths with the generic one. Not thread-safe.
+    """
+    return _overriding("generic")
+
+
+def device_paths() -> contextlib.AbstractContextManager[None]:
+    """Within this block no backend reads index values on the host, as for arrays on a GPU
+    or under tracing, so the device algorithms run on host arrays.
+
+    For tests: they run the sync-free paths with real values on the CPU. Not thread-safe.
+    """
+    return _overriding("device")

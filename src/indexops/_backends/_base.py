@@ -1,0 +1,268 @@
+"""The generic backend: every operation built from the Array API standard alone.
+
+It never reads an array's values on the host (it has no way to know whether that is
+free), so it is also what lazy and traced libraries get. The standard has no scatter, so
+rows are written with a sort, ``searchsorted`` and ``where``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import array_api_compat as compat
+
+from .._combiners import Named
+from .._typing import Array
+
+
+class ValuesUnknown(Exception):
+    """The values of an array cannot be read now (a tracer, a meta tensor, ...).
+
+    ``str()`` of it describes the array, e.g. ``"traced jax"``.
+    """
+
+
+class Backend:
+    """What indexops needs from one array library; this class is the generic one.
+
+    One instance per array type, made by :func:`~indexops._backends.backend_for`.
+    ``xp`` is the library's Array API namespace.
+    """
+
+    name = "generic"
+    drops_rows = True  # set_rows skips rows flagged in ``skip`` without a scratch write
+    writes_into_table = False  # set_rows and combine_rows write into the table they get
+
+    def __init__(self, xp: ModuleType) -> None:
+        self.xp = xp
+        self.host_reads = True  # False in the device_paths() test hook
+
+    def without_host_reads(self) -> Backend:
+        """This backend, made to act as if no value could be read on the host."""
+        variant = copy.copy(self)
+        variant.host_reads = False
+        return variant
+
+    # -- what an array allows -------------------------------------------------------------
+
+    def device(self, x: Array) -> Any:
+        return compat.device(x)
+
+    def writable(self, x: Array) -> bool:
+        """Whether ``x`` can be written in place."""
+        return hasattr(type(x), "__setitem__")
+
+    def shares_memory(self, a: Array, b: Array) -> bool:
+        """Whether writes into ``a`` are seen by ``b`` (False when unknown)."""
+        return False
+
+    def values_on_host(self, x: Array) -> bool:
+        """Whether the values of ``x`` can be read without a device sync or a trace.
+
+        Only then may an op branch on them (for speed, or to raise a value error).
+        """
+        return self.host_reads and self._values_on_host(x)
+
+    def _values_on_host(self, x: Array) -> bool:
+        return False
+
+    def host_ints(self, x: Array) -> tuple[int, ...]:
+        """The entries of the 1-D integer array ``x`` as Python ints.
+
+        Raises :class:`ValuesUnknown` where they cannot be read.
+        """
+        return tuple(int(x[i]) for i in range(x.shape[0]))
+
+    def to_numpy(self, x: Array) -> Any:
+        """A NumPy copy (or view) of ``x`` on the host."""
+        import numpy as np
+
+        try:
+            return np.from_dlpack(x)
+        except (TypeError, RuntimeError, BufferError, AttributeError):
+            return np.asarray(x)
+
+    def require(self, ok: Array, error: Callable[[], Exception], message: str) -> None:
+        """A value check: raise ``error()`` unless the 0-d bool ``ok`` is True.
+
+        Where values are on the host the check runs now, before anything is written;
+        elsewhere each backend reports ``message`` its own way (the generic one cannot).
+        """
+        if self.values_on_host(ok) and not bool(ok):
+            raise error()
+
+    # -- dtypes and small arrays ----------------------------------------------------------
+
+    def has_kind(self, dtype: Any, kind: str) -> bool:
+        """``xp.isdtype(dtype, kind)``, remembered per dtype (isdtype costs microseconds)."""
+        try:
+            return _cached_kind(self.xp, dtype, kind)
+        except TypeError:  # an unhashable dtype object
+            return bool(self.xp.isdtype(dtype, kind))
+
+    def index_dtype(self) -> Any:
+        """The dtype of positions and start indices."""
+        return self.xp.int64
+
+    def arange(self, n: int, dtype: Any, like: Array) -> Array:
+        return self.xp.arange(n, dtype=dtype, device=self.device(like))
+
+    def full(self, shape: tuple[int, ...], value: Any, dtype: Any, like: Array) -> Array:
+        return self.xp.full(shape, value, dtype=dtype, device=self.device(like))
+
+    def clip(self, x: Array, low: int | None, high: int | None) -> Array:
+        """``x`` clipped to Python-int bounds (either may be None)."""
+        return self.xp.clip(x, min=low, max=high)
+
+    def where(self, condition: Array, a: Any, b: Any) -> Array:
+        """``xp.where``; ``a`` or ``b`` may be a Python scalar."""
+        return self.xp.where(condition, a, b)
+
+    def permute_dims(self, x: Array, axes: tuple[int, ...]) -> Array:
+        """``xp.permute_dims``, skipped for the identity (a call costs microseconds)."""
+        if all(axis == position for position, axis in enumerate(axes)):
+            return x
+        return self.xp.permute_dims(x, axes)
+
+    def copy(self, x: Array) -> Array:
+        """A new array with the values of ``x`` (writable where the library allows)."""
+        return self.xp.asarray(x, copy=True)
+
+    # -- rows of a 2-D table --------------------------------------------------------------
+
+    def take_rows(self, table: Array, rows: Array) -> Array:
+        """``table[rows]`` for 1-D integer ``rows``, all in range."""
+        return self.xp.take(table, rows, axis=0)
+
+    def set_rows(
+        self, table: Array, rows: Array, values: Array, skip: Array | None = None
+    ) -> Array:
+        """Write ``values[k]`` into row ``rows[k]`` unless ``skip[k]``; return the table.
+
+        ``rows`` are in range. Rows written twice must get identical values, so the order of
+        the writes does not matter. Writes into ``table`` where the library can, otherwise
+        returns a new array.
+        """
+        xp = self.xp
+        n = table.shape[0]
+        targets = rows if skip is None else self.where(skip, n, rows)  # n is never hit
+        order = xp.argsort(targets)
+        ordered = xp.take(targets, order)
+        every_row = self.arange(n, ordered.dtype, table)
+        position = self.clip(xp.searchsorted(ordered, every_row), None, rows.shape[0] - 1)
+        hit = xp.take(ordered, position) == every_row
+        source = self.take_rows(values, xp.take(order, position))
+        return xp.where(hit[:, None], source, table)
+
+    def combine_rows(
+        self, table: Array, rows: Array, values: Array, how: Named, skip: Array | None = None
+    ) -> Array | None:
+        """Combine ``values[k]`` into row ``rows[k]`` with ``how`` unless ``skip[k]``;
+        repeated rows accumulate. ``None`` where the library has no native way (the caller
+        then applies the combiner pass by pass)."""
+        return None
+
+    # -- windows --------------------------------------------------------------------------
+
+    def assign_window(
+        self, x: Array, key: tuple[slice, ...], values: Array, *, in_place: bool
+    ) -> Array:
+        """``x[key] = values`` for a basic (slice) ``key``, into ``x`` itself or a copy."""
+        target = x if in_place else self.copy(x)
+        target[key] = values
+        return target
+
+    def dynamic_slice(self, x: Array, starts: list[Array], sizes: tuple[int, ...]) -> Array | None:
+        """The window at ``starts`` (0-d index arrays, already clamped); ``None`` where the
+        library has no native op (the caller then gathers the window's rows)."""
+        return None
+
+    def dynamic_update_slice(self, x: Array, update: Array, starts: list[Array]) -> Array | None:
+        """A new array with ``update`` at ``starts`` (clamped), or ``None`` as above."""
+        return None
+
+    # -- control flow ---------------------------------------------------------------------
+
+    def repeat(self, count: Array, body: Callable[[Array, int], Array], state: Array) -> Array:
+        """``state = body(state, p)`` for ``p`` in ``range(count)``; ``count`` is a 0-d
+        array, read on the host here (backends with a device loop override this)."""
+        for p in range(int(count)):
+            state = body(state, p)
+        return state
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_kind(xp: ModuleType, dtype: Any, kind: str) -> bool:
+    return bool(xp.isdtype(dtype, kind))
+
+
+class NativeScatter(Backend):
+    """A library with native scatters that cannot skip an entry (NumPy, torch, CuPy).
+
+    Subclasses give ``_set`` (plain row assignment) and ``_combine`` (accumulating row
+    scatter); skipping is built here: a skipped row is written with the value its target
+    row ends with, and a skipped combine gets the combiner's identity.
+    """
+
+    drops_rows = False
+    writes_into_table = True
+
+    def _set(self, table: Array, rows: Array, values: Array) -> Array:
+        raise NotImplementedError
+
+    def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array | None:
+        """Combine in place (repeated rows accumulate); ``None`` for a dtype without a
+        native path. Every library here has one for int32/int64 ``max``."""
+        raise NotImplementedError
+
+    def set_rows(
+        self, table: Array, rows: Array, values: Array, skip: Array | None = None
+    ) -> Array:
+        if skip is not None:
+            values = self._final_values(table, rows, values, skip)
+        return self._set(table, rows, values)
+
+    def _final_values(self, table: Array, rows: Array, values: Array, skip: Array) -> Array:
+        """Per entry, the value its row ends with: that of the one entry not skipped that
+        writes the row, or the row's current value. Every write to a row is then the same."""
+        xp = self.xp
+        m = rows.shape[0]
+        positions = self.arange(m, self.index_dtype(), rows)
+        writer = self.full((table.shape[0], 1), -1, positions.dtype, rows)
+        self._combine(writer, rows, self.where(skip, -1, positions)[:, None], Named.MAX)
+        source = xp.take(writer[:, 0], rows)
+        new = self.take_rows(values, self.clip(source, 0, None))
+        return xp.where((source >= 0)[:, None], new, self.take_rows(table, rows))
+
+    def combine_rows(
+        self, table: Array, rows: Array, values: Array, how: Named, skip: Array | None = None
+    ) -> Array | None:
+        if skip is not None:
+            identity = combine_identity(self, how, values.dtype)
+            values = self.where(
+                skip[:, None], self.full((), identity, values.dtype, values), values
+            )
+        return self._combine(table, rows, values, how)
+
+
+def combine_identity(backend: Backend, how: Named, dtype: Any) -> Any:
+    """The value ``e`` with ``how(x, e) == x`` for every ``x`` of ``dtype``.
+
+    For float add it is -0.0, so that a -0.0 already there stays -0.0.
+    """
+    xp = backend.xp
+    if how is Named.MUL:
+        return 1
+    floating = backend.has_kind(dtype, "real floating")
+    if how is Named.ADD:
+        if backend.has_kind(dtype, "complex floating"):
+            return complex(-0.0, -0.0)
+        return -0.0 if floating else 0
+    if floating:
+        return float("inf") if how is Named.MIN else float("-inf")
+    info = xp.iinfo(dtype)
+    return info.max if how is Named.MIN else info.min

@@ -1,0 +1,47 @@
+"""CuPy: arrays on a GPU (never read on the host), fancy assignment and ``ufunc.at``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._combiners import Named
+from .._typing import Array
+from ._base import NativeScatter, ValuesUnknown
+
+# cupy's ufunc.at runs on these dtypes only (float16 for add alone); others take passes
+_AT_DTYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64")
+
+
+class CupyBackend(NativeScatter):
+    name = "cupy"
+
+    def writable(self, x: Array) -> bool:
+        return True
+
+    def shares_memory(self, a: Array, b: Array) -> bool:
+        import cupy
+
+        return bool(cupy.may_share_memory(a, b))
+
+    def to_numpy(self, x: Array) -> Any:
+        return x.get()
+
+    def host_ints(self, x: Array) -> tuple[int, ...]:
+        try:
+            return tuple(int(v) for v in x.tolist())
+        except Exception as exc:  # pragma: no cover - cupy raises its own errors
+            raise ValuesUnknown("cupy") from exc
+
+    def _set(self, table: Array, rows: Array, values: Array) -> Array:
+        table[rows] = values
+        return table
+
+    def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Any:
+        import cupy
+
+        dtypes = _AT_DTYPES + (("float16",) if how is Named.ADD else ())
+        ufunc = {Named.ADD: cupy.add, Named.MIN: cupy.minimum, Named.MAX: cupy.maximum}.get(how)
+        if ufunc is None or table.dtype.name not in dtypes:
+            return None
+        ufunc.at(table, rows, values)
+        return table

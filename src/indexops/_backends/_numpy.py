@@ -1,0 +1,65 @@
+"""NumPy: values always on the host, fancy assignment and ``ufunc.at``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._combiners import Named
+from .._typing import Array
+from ._base import NativeScatter
+
+_UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
+
+# ufunc.at is much faster on flat element indices than on rows; building them for a
+# cache-sized chunk of rows at a time is faster still and needs no index the size of values
+_AT_CHUNK_ELEMENTS = 2**16
+
+
+class NumpyBackend(NativeScatter):
+    name = "numpy"
+
+    def device(self, x: Array) -> str:
+        return "cpu"
+
+    def writable(self, x: Array) -> bool:
+        return bool(x.flags.writeable)
+
+    def shares_memory(self, a: Array, b: Array) -> bool:
+        return bool(np.may_share_memory(a, b))
+
+    def _values_on_host(self, x: Array) -> bool:
+        return True
+
+    def to_numpy(self, x: Array) -> Array:
+        return x
+
+    def host_ints(self, x: Array) -> tuple[int, ...]:
+        return tuple(int(v) for v in x.tolist())
+
+    def copy(self, x: Array) -> Array:
+        return np.array(x, copy=True)
+
+    def take_rows(self, table: Array, rows: Array) -> Array:
+        return np.take(table, rows, axis=0)
+
+    def _set(self, table: Array, rows: Array, values: Array) -> Array:
+        if table.shape[1] == 1:  # 1-D fancy assignment is faster than one of [n, 1] rows
+            table[:, 0][rows] = values[:, 0]
+        else:
+            table[rows] = values
+        return table
+
+    def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array:
+        ufunc = _UFUNCS[how]
+        width = table.shape[1]
+        if not table.flags.c_contiguous:
+            ufunc.at(table, rows, values)
+        elif width == 1:
+            ufunc.at(table.reshape(-1), rows, values.reshape(-1))
+        else:
+            flat, columns = table.reshape(-1), np.arange(width)
+            chunk = max(1, _AT_CHUNK_ELEMENTS // width)
+            for start in range(0, rows.shape[0], chunk):
+                elements = rows[start : start + chunk, None] * width + columns
+                ufunc.at(flat, elements.reshape(-1), values[start : start + chunk].reshape(-1))
+        return table

@@ -1,0 +1,118 @@
+"""torch: CPU tensors read on the host when eager; GPU, meta and compiled calls never are.
+
+Elementwise work calls torch directly rather than through array-api-compat's wrappers,
+which copy Python scalars to the device (a host-to-device transfer per call) and are
+not all traceable by ``torch.compile``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._cache import torch_is_compiling
+from .._combiners import Named
+from .._typing import Array
+from ._base import NativeScatter, ValuesUnknown
+
+_REDUCE = {Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
+_PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
+
+
+class TorchBackend(NativeScatter):
+    name = "torch"
+
+    def device(self, x: Array) -> Any:
+        return x.device
+
+    def writable(self, x: Array) -> bool:
+        if x.requires_grad and x.is_leaf:
+            return False
+        return torch_is_compiling() or not x.is_inference()  # Dynamo cannot ask
+
+    def shares_memory(self, a: Array, b: Array) -> bool:
+        if a.device.type == "meta":
+            return a is b
+        if torch_is_compiling():  # Dynamo cannot read storage pointers; a reshape of a
+            return a.is_contiguous() and b.is_contiguous()  # contiguous tensor is a view
+        return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+
+    def _values_on_host(self, x: Array) -> bool:
+        return (
+            x.device.type == "cpu"
+            and type(x) in _PLAIN_TYPES
+            and not torch_is_compiling()
+            and not torch._C._functorch.is_functorch_wrapped_tensor(x)
+        )
+
+    def to_numpy(self, x: Array) -> Any:
+        return x.detach().cpu().numpy()
+
+    def host_ints(self, x: Array) -> tuple[int, ...]:
+        if torch_is_compiling() or x.device.type == "meta" or type(x) not in _PLAIN_TYPES:
+            raise ValuesUnknown("traced or meta torch")
+        return tuple(int(v) for v in x.tolist())
+
+    def require(self, ok: Array, error: Callable[[], Exception], message: str) -> None:
+        if self.values_on_host(ok):
+            if not bool(ok):
+                raise error()
+        elif ok.device.type != "meta":
+            torch._assert_async(ok, message)  # a device-side assert: no sync
+
+    def index_dtype(self) -> Any:
+        return torch.int64
+
+    def arange(self, n: int, dtype: Any, like: Array) -> Array:
+        return torch.arange(n, dtype=dtype, device=like.device)
+
+    def full(self, shape: tuple[int, ...], value: Any, dtype: Any, like: Array) -> Array:
+        return torch.full(shape, value, dtype=dtype, device=like.device)
+
+    def clip(self, x: Array, low: int | None, high: int | None) -> Array:
+        return torch.clamp(x, low, high)
+
+    def where(self, condition: Array, a: Any, b: Any) -> Array:
+        return torch.where(condition, a, b)
+
+    def copy(self, x: Array) -> Array:
+        return x.clone()
+
+    def take_rows(self, table: Array, rows: Array) -> Array:
+        """``index_select``; on the host, NumPy's ``take`` on shared memory when it can.
+
+        NumPy's row take is about 1.4x faster than ``index_select`` on the CPU. It needs a
+        tensor NumPy can view: no autograd, no bfloat16, no conjugate or negative bit.
+        """
+        if not table.requires_grad and self.values_on_host(table) and self.values_on_host(rows):
+            try:
+                return torch.from_numpy(np.take(table.numpy(), rows.numpy(), axis=0))
+            except (TypeError, RuntimeError):  # a dtype or view NumPy cannot share
+                pass
+        return table.index_select(0, rows)
+
+    def _set(self, table: Array, rows: Array, values: Array) -> Array:
+        return table.index_copy_(0, rows, values)
+
+    def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array | None:
+        if table.dtype == torch.bool:
+            return None
+        if how is Named.ADD:
+            return table.index_add_(0, rows, values)
+        index = rows[:, None].expand_as(values)
+        return table.scatter_reduce_(0, index, values, reduce=_REDUCE[how], include_self=True)
+
+    def repeat(self, count: Array, body: Callable[[Array, int], Array], state: Array) -> Array:
+        if count.device.type == "meta":  # no values, so no count: one pass gives the shape
+            return body(state, 0)
+        return super().repeat(count, body, state)
+
+    def assign_window(
+        self, x: Array, key: tuple[slice, ...], values: Array, *, in_place: bool
+    ) -> Array:
+        target = x if in_place else x.clone()
+        target[key] = values
+        return target

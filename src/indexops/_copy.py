@@ -1,0 +1,32 @@
+"""The ``copy`` argument of the writing ops: whether to write into the input itself."""
+
+from __future__ import annotations
+
+from ._backends import Backend
+from ._errors import type_error, value_error
+from ._typing import Array
+
+
+def writes_in_place(
+    backend: Backend, op: str, x: Array, copy: bool | None, name: str = "input"
+) -> bool:
+    """Resolve ``copy``: whether the op writes into ``x`` itself.
+
+    ``copy=True`` never writes into ``x``; ``copy=False`` must, and fails for arrays that
+    cannot be written; ``copy=None`` writes in place where possible.
+    """
+    if copy is None:
+        return backend.writable(x)
+    if copy is True:
+        return False
+    if copy is not False:
+        raise type_error(op, "copy", copy, "True, False or None")
+    if not backend.writable(x):
+        raise value_error(
+            op,
+            "copy",
+            False,
+            f"{name} ({type(x).__module__}.{type(x).__name__}) cannot be written in place; "
+            "pass copy=True for a new array or copy=None to copy only when needed",
+        )
+    return True

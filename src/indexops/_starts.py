@@ -1,0 +1,129 @@
+"""Index arithmetic on start vectors: clamping, bounds masks and row numbers.
+
+Starts are handled as one array per entry of the start map (a *column*, of the batch
+shape), so that every bound is a Python int of the plan: no constant arrays are made,
+nothing is read on the host, and the same code runs eagerly, traced and on a GPU.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from ._backends import Backend
+from ._geometry import WindowPlan
+from ._typing import Array
+
+
+def to_index(backend: Backend, x: Array) -> Array:
+    """Integer ``x`` in the index dtype; unsigned values above its range saturate at its
+    maximum instead of wrapping to negatives."""
+    xp, dtype = backend.xp, backend.index_dtype()
+    if x.dtype == dtype:
+        return x
+    wide = xp.astype(x, dtype)
+    top = xp.iinfo(dtype).max
+    if backend.has_kind(x.dtype, "unsigned integer") and xp.iinfo(x.dtype).max > top:
+        wide = backend.where(wide < 0, top, wide)
+    return wide
+
+
+def start_columns(backend: Backend, plan: WindowPlan, indices: Array) -> list[Array]:
+    """One array of starts per start map entry, each of ``plan.batch_shape``."""
+    indices = backend.xp.reshape(indices, plan.index_shape)
+    lead = (slice(None),) * plan.index_vector_dim
+    keys = [(*lead, k, ...) for k in range(len(plan.start_map))]
+    return [to_index(backend, indices[key]) for key in keys]
+
+
+def clamp_columns(backend: Backend, plan: WindowPlan, columns: list[Array]) -> list[Array]:
+    """StableHLO clamping: each start moves so its whole window is inside the operand."""
+    return [backend.clip(c, 0, limit) for c, limit in zip(columns, plan.start_limits)]
+
+
+def safe_columns(backend: Backend, plan: WindowPlan, columns: list[Array]) -> list[Array]:
+    """Starts clipped to ``[-window, dim]``: the same bounds verdicts, no integer overflow."""
+    return [
+        backend.clip(c, -plan.window_sizes[d], plan.operand_shape[d])
+        for c, d in zip(columns, plan.start_map)
+    ]
+
+
+def all_inside_on_host(backend: Backend, plan: WindowPlan, columns: list[Array]) -> bool:
+    """Whether every window lies inside the operand, read with one transfer.
+
+    Only for starts whose values are on the host: the answer lets a call skip the masks.
+    """
+    xp, inside = backend.xp, None
+    if math.prod(plan.batch_shape) == 0:
+        return True
+    for c, limit in zip(columns, plan.start_limits):
+        column_inside = (xp.min(c) >= 0) & (xp.max(c) <= limit)
+        inside = column_inside if inside is None else inside & column_inside
+    return inside is None or bool(inside)
+
+
+def windows_in_bounds(
+    backend: Backend, plan: WindowPlan, columns: list[Array], like: Array
+) -> Array:
+    """Per batch position: whether the whole window lies inside the operand."""
+    inside = backend.full(plan.batch_shape, True, backend.xp.bool, like)
+    for c, limit in zip(columns, plan.start_limits):
+        inside = inside & (c >= 0) & (c <= limit)
+    return inside
+
+
+def rows_in_bounds(backend: Backend, plan: WindowPlan, columns: list[Array], like: Array) -> Array:
+    """Per batch and head window position: whether that row lies inside the operand.
+
+    Every element of a row shares its head coordinates, so per-row bounds are per-element
+    bounds (StableHLO's scatter rule). Broadcasts to ``plan.rows_batch_shape``;
+    ``columns`` are safe (see :func:`safe_columns`).
+    """
+    nb = len(plan.batch_shape)
+    start_shape = plan.batch_shape + (1,) * len(plan.head_window_dims)
+    inside = backend.full(start_shape, True, backend.xp.bool, like)
+    for c, d in zip(columns, plan.start_map):
+        start = backend.xp.reshape(c, start_shape)
+        if d in plan.head_window_dims:
+            offsets = backend.arange(plan.window_sizes[d], c.dtype, like)
+            start = start + _along(plan, backend, offsets, nb + plan.head_window_dims.index(d))
+        inside = inside & (start >= 0) & (start < plan.operand_shape[d])
+    return inside
+
+
+def row_numbers(backend: Backend, plan: WindowPlan, columns: list[Array], like: Array) -> Array:
+    """Row of the 2-D operand view for every batch and head window position.
+
+    ``columns`` are starts already made safe (clamped or masked). The result has shape
+    ``plan.rows_batch_shape`` and the index dtype; ``like`` gives the device.
+    """
+    xp = backend.xp
+    dtype = backend.index_dtype()
+    nb = len(plan.batch_shape)
+    start_shape = plan.batch_shape + (1,) * len(plan.head_window_dims)
+    terms = [
+        xp.reshape(_scaled(c, plan.head_strides[d]), start_shape)
+        for c, d in zip(columns, plan.start_map)
+    ] or [backend.full(start_shape, 0, dtype, like)]  # spans every batch dim
+    for operand_dim, index_dim in plan.batching_pairs:
+        axis = index_dim - (index_dim > plan.index_vector_dim)
+        positions = backend.arange(plan.operand_shape[operand_dim], dtype, like)
+        terms.append(
+            _along(plan, backend, _scaled(positions, plan.head_strides[operand_dim]), axis)
+        )
+    for j, d in enumerate(plan.head_window_dims):
+        offsets = backend.arange(plan.window_sizes[d], dtype, like)
+        terms.append(_along(plan, backend, _scaled(offsets, plan.head_strides[d]), nb + j))
+    return functools.reduce(lambda a, b: a + b, terms)
+
+
+def _along(plan: WindowPlan, backend: Backend, values: Array, axis: int) -> Array:
+    """Reshape 1-D ``values`` to broadcast along ``axis`` of the row numbers."""
+    shape = [1] * len(plan.rows_batch_shape)
+    shape[axis] = values.shape[0]
+    return backend.xp.reshape(values, tuple(shape))
+
+
+def _scaled(x: Array, stride: int) -> Array:
+    return x if stride == 1 else x * stride

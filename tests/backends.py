@@ -1,0 +1,270 @@
+"""The backends the tests run on: each array library, and variants of some of them.
+
+Every test that takes the ``xp`` fixture runs once per backend. Besides the libraries
+themselves there are variants that run the same tests where users run the ops:
+
+- ``numpy_readonly``: NumPy arrays that cannot be written (``copy=False`` must fail);
+- ``torch_device``: torch on the CPU, but through the paths taken on a GPU or under
+  tracing (no index value read on the host), with every host read caught;
+- ``torch_meta``: torch ``meta`` tensors (no values: shapes and dtypes only);
+- ``torch_cuda``: torch on a GPU, with CUDA's sync checks turned into errors;
+- ``jax_jit``: every op call wrapped in ``jax.jit``, attributes static, arrays traced.
+
+A backend that is not installed, or has no device, is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+import importlib
+import inspect
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+OPS = (
+    "gather",
+    "scatter",
+    "dynamic_slice",
+    "dynamic_update_slice",
+    "slice_scatter",
+    "scatter_update",
+)
+
+
+class Backend(enum.Enum):
+    NUMPY = "numpy"
+    NUMPY_READONLY = "numpy_readonly"
+    ARRAY_API_STRICT = "array_api_strict"
+    TORCH = "torch"
+    TORCH_DEVICE = "torch_device"
+    TORCH_META = "torch_meta"
+    TORCH_CUDA = "torch_cuda"
+    JAX = "jax"
+    JAX_JIT = "jax_jit"
+    CUPY = "cupy"
+
+    def __str__(self) -> str:  # test ids
+        return self.value
+
+    @property
+    def library(self) -> str:
+        """The array library: numpy, array_api_strict, torch, jax or cupy."""
+        return self.value.split("_")[0] if self.value != "array_api_strict" else self.value
+
+    @property
+    def writable(self) -> bool:
+        """Whether the arrays the tests make can be written in place."""
+        return self not in (Backend.NUMPY_READONLY, Backend.JAX, Backend.JAX_JIT)
+
+    @property
+    def has_values(self) -> bool:
+        return self is not Backend.TORCH_META
+
+    @property
+    def values_on_host(self) -> bool:
+        """Whether index values are read on the host, so value errors raise before writing."""
+        return self in (Backend.NUMPY, Backend.NUMPY_READONLY, Backend.TORCH)
+
+    @property
+    def traced(self) -> bool:
+        return self is Backend.JAX_JIT
+
+    def namespace(self) -> ModuleType:
+        """The namespace tests make arrays with, or skip the test with the reason."""
+        try:
+            return self._load()
+        except ImportError as exc:
+            pytest.skip(f"backend {self} is not installed ({exc})")
+        except Exception as exc:  # a CUDA runtime without a device raises its own errors
+            pytest.skip(f"backend {self} is unusable here ({type(exc).__name__}: {exc})")
+
+    def _load(self) -> ModuleType:
+        if self is Backend.NUMPY:
+            return np
+        if self is Backend.NUMPY_READONLY:
+            return ReadOnly(np)
+        if self is Backend.ARRAY_API_STRICT:
+            strict = importlib.import_module("array_api_strict")
+            from array_api_strict._flags import supported_versions
+
+            strict.set_array_api_strict_flags(api_version=max(supported_versions))
+            return strict
+        if self.library == "torch":
+            torch = importlib.import_module("torch")
+            xp = importlib.import_module("array_api_compat.torch")
+            if self is Backend.TORCH_CUDA:
+                if not torch.cuda.is_available():
+                    pytest.skip("torch is installed but CUDA is not available")
+                return OnDevice(xp, "cuda")
+            return OnDevice(xp, "meta") if self is Backend.TORCH_META else xp
+        if self.library == "jax":
+            jax = importlib.import_module("jax")
+            jax.config.update("jax_enable_x64", True)
+            return importlib.import_module("jax.numpy")
+        cupy = importlib.import_module("cupy")
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("cupy is installed but no GPU is present")
+        return cupy
+
+    def wrap(self, op: Callable[..., Any]) -> Callable[..., Any] | None:
+        """How this backend calls an indexops op, or None to call it as it is."""
+        if self is Backend.JAX_JIT:
+            return jitted(op)
+        if self is Backend.TORCH_DEVICE:
+            return functools.partial(_without_host_reads, op, _host_read_guard)
+        if self is Backend.TORCH_CUDA:
+            return functools.partial(_without_host_reads, op, _cuda_sync_errors)
+        return None
+
+
+class OnDevice(ModuleType):
+    """Namespace ``xp`` whose creation functions put arrays on ``device`` unless told otherwise."""
+
+    CREATION = ("asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye")
+
+    def __init__(self, xp: ModuleType, device: str) -> None:
+        super().__init__(f"{xp.__name__}[{device}]")
+        self._xp, self._device = xp, device
+
+    def __getattr__(self, name: str) -> object:
+        attr = getattr(self._xp, name)
+        if name in self.CREATION:
+            return functools.partial(attr, device=self._device)
+        return attr
+
+
+class ReadOnly(ModuleType):
+    """NumPy whose creation functions return arrays that cannot be written."""
+
+    def __init__(self, xp: ModuleType) -> None:
+        super().__init__(f"{xp.__name__}[read-only]")
+        self._xp = xp
+
+    def __getattr__(self, name: str) -> object:
+        attr = getattr(self._xp, name)
+        if name not in OnDevice.CREATION:
+            return attr
+
+        def create(*args: Any, **kwargs: Any) -> np.ndarray:
+            array = np.array(attr(*args, **kwargs))
+            array.flags.writeable = False
+            return array
+
+        return create
+
+
+# -- jax_jit ------------------------------------------------------------------------------
+
+# Arguments that set the result's shape: a JAX user passes them as static values.
+STATIC_ARGUMENTS = {"slice_scatter": ("start", "stop", "step", "axes")}
+
+
+class _Static:
+    """A static argument of a jitted call, hashable (NumPy arrays by their bytes)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        if isinstance(value, np.ndarray):
+            self.key: Any = (value.dtype.str, value.shape, value.tobytes())
+        else:
+            self.key = (type(value), value)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Static) and self.key == other.key
+
+
+def jitted(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``op`` called under ``jax.jit``: JAX arrays traced, everything else static."""
+    import jax
+
+    signature = inspect.signature(op)
+    compiled: dict[Any, Callable[..., Any]] = {}
+
+    @functools.wraps(op)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        arguments = dict(signature.bind(*args, **kwargs).arguments)
+        for name in STATIC_ARGUMENTS.get(op.__name__, ()):
+            value = arguments.get(name)
+            if isinstance(value, jax.Array) and value.ndim == 1 and "int" in str(value.dtype):
+                arguments[name] = tuple(np.asarray(value).tolist())
+        leaves, tree = jax.tree_util.tree_flatten(arguments)
+        traced = [isinstance(leaf, jax.Array) for leaf in leaves]
+        key = (tree, tuple(None if t else _Static(leaf) for t, leaf in zip(traced, leaves)))
+        if key not in compiled:
+            compiled[key] = jax.jit(functools.partial(_rebuilt, op, tree, traced, leaves))
+        return compiled[key](*[leaf for t, leaf in zip(traced, leaves) if t])
+
+    return call
+
+
+def _rebuilt(
+    op: Callable[..., Any], tree: Any, traced: list[bool], leaves: list[Any], *arrays: Any
+) -> Any:
+    import jax
+
+    given = iter(arrays)
+    filled = [next(given) if t else leaf for t, leaf in zip(traced, leaves)]
+    return op(**jax.tree_util.tree_unflatten(tree, filled))
+
+
+# -- torch_device and torch_cuda --------------------------------------------------------------
+
+# aten ops that read values on the host (a sync on a GPU, a graph break when compiling)
+HOST_READS = ("_local_scalar_dense", "nonzero", "masked_select", "is_nonzero", "equal", "unique")
+
+
+@contextlib.contextmanager
+def _host_read_guard() -> Iterator[list[str]]:
+    """Record the host reads of torch ops run within, on the device paths."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from indexops._backends import device_paths
+
+    reads: list[str] = []
+
+    class Guard(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            if any(name in str(func) for name in HOST_READS):
+                reads.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with device_paths(), Guard():
+        yield reads
+
+
+@contextlib.contextmanager
+def _cuda_sync_errors() -> Iterator[list[str]]:
+    """Turn CUDA host syncs within into errors (``torch.cuda.set_sync_debug_mode``)."""
+    import torch
+
+    previous = torch.cuda.get_sync_debug_mode()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        yield []
+    finally:
+        torch.cuda.set_sync_debug_mode(previous)
+
+
+def _without_host_reads(
+    op: Callable[..., Any], guard: Callable[[], Any], *args: Any, **kwargs: Any
+) -> Any:
+    """Call ``op`` and fail if it read a value on the host.
+
+    A callable ``update_computation`` is let through: its passes are counted on the host
+    (one read), as documented.
+    """
+    if callable(kwargs.get("update_computation")):
+        return op(*args, **kwargs)
+    with guard() as reads:
+        result = op(*args, **kwargs)
+    assert not reads, f"{op.__name__} read values on the host: {reads}"
+    return result
