@@ -11,21 +11,25 @@ import nox
 
 nox.options.sessions = ["tests", "lint", "typecheck"]
 
-BACKEND_PACKAGES = {
-    "numpy": [],
-    "array_api_strict": [],
-    "torch": ["torch==2.13.0"],
-    "jax": ["jax"],
-    "cupy": ["cupy-cuda12x"],
+# session -> (what it installs besides ".[test,plot]", the INDEXOPS_BACKENDS it runs: the
+# library and its variants from tests/backends.py; torch_cuda skips without a GPU).
+BACKENDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "numpy": ((), ("numpy", "numpy_readonly")),
+    "array_api_strict": ((), ("array_api_strict",)),
+    "torch": (("torch==2.13.0",), ("torch", "torch_device", "torch_meta", "torch_cuda")),
+    "jax": (("jax",), ("jax", "jax_jit")),
+    "cupy": (("cupy-cuda12x",), ("cupy",)),  # skips without a GPU; not run in CI
 }
 
 
 @nox.session
-@nox.parametrize("backend", list(BACKEND_PACKAGES))
+@nox.parametrize("backend", list(BACKENDS))
 def tests(session: nox.Session, backend: str) -> None:
-    """The test suite on one backend (selected by INDEXOPS_BACKENDS)."""
-    session.install("-e", ".[test,plot]", *BACKEND_PACKAGES[backend])
-    session.run("python", "-m", "pytest", *session.posargs, env={"INDEXOPS_BACKENDS": backend})
+    """The test suite on one backend; posargs go to pytest."""
+    packages, names = BACKENDS[backend]
+    session.install("-e", ".[test,plot]", *packages)
+    env = {"INDEXOPS_BACKENDS": ",".join(names)}
+    session.run("python", "-m", "pytest", *session.posargs, env=env)
 
 
 @nox.session

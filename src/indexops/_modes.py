@@ -21,13 +21,12 @@ class Mode(enum.Enum):
         """The member named ``value`` (a member passes through), or a clear error."""
         if isinstance(value, cls):
             return value
+        member = cls._value2member_map_.get(value) if isinstance(value, str) else None
+        if member is not None:
+            return member  # type: ignore[return-value]
         names = tuple(member.value for member in cls)
-        if not isinstance(value, str):
-            raise type_error(op, "mode", value, f"one of {names}")
-        try:
-            return cls(value)
-        except ValueError:
-            raise value_error(op, "mode", value, f"one of {names}") from None
+        error = value_error if isinstance(value, str) else type_error
+        raise error(op, "mode", value, f"one of {names}")
 
 
 class GatherMode(Mode):

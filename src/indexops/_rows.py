@@ -150,7 +150,9 @@ def _put_on_device(
         return backend.set_rows(table, rows, values, skip=None if keep is None else ~keep)
     if combiner.named is not None:
         skip = None if keep is None else ~keep
-        combined = backend.combine_rows(table, rows, values, combiner.named, skip=skip)
+        combined = backend.combine_rows(
+            table, rows, values, combiner.named, skip=skip, unique=unique
+        )
         if combined is not None:
             return combined
     if unique:

@@ -164,9 +164,11 @@ def _target_rows(
     xp = backend.xp
     columns = start_columns(backend, plan, indices)
     keep = None
-    if mode in (ScatterMode.DROP, ScatterMode.DROP_WINDOW) and not (
+    if mode is ScatterMode.CLIP:
+        columns = clamp_columns(backend, plan, columns)
+    elif mode is not ScatterMode.PROMISE_IN_BOUNDS and not (
         backend.values_on_host(indices) and all_inside_on_host(backend, plan, columns)
-    ):
+    ):  # the masks cost passes over the rows: skip them when the host can tell
         columns = safe_columns(backend, plan, columns)
         if mode is ScatterMode.DROP:
             keep = rows_in_bounds(backend, plan, columns, like)
@@ -174,8 +176,6 @@ def _target_rows(
             keep = windows_in_bounds(backend, plan, columns, like)
             keep = xp.reshape(keep, plan.batch_shape + (1,) * len(plan.head_window_dims))
         keep = _in_row_order(backend, plan, xp.broadcast_to(keep, plan.rows_batch_shape))
-    elif mode is not ScatterMode.PROMISE_IN_BOUNDS:
-        columns = clamp_columns(backend, plan, columns)
     rows = _in_row_order(backend, plan, row_numbers(backend, plan, columns, like))
     if keep is not None:  # a dropped row may point anywhere: keep it in range
         rows = backend.clip(rows, 0, max(plan.rows_shape[0] - 1, 0))

@@ -16,12 +16,12 @@ called: Python ints, or arrays read on the host (a traced array is a clear error
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, NamedTuple
 
 from ._args import index_ints
 from ._backends import Backend, backend_for
+from ._cache import static_cache
 from ._copy import writes_in_place
 from ._errors import type_error, value_error
 from ._typing import Array
@@ -131,7 +131,7 @@ def _check_arrays(data: Array, updates: Array) -> None:
         )
 
 
-@functools.lru_cache(maxsize=512)
+@static_cache()
 def _plan(
     shape: tuple[int, ...],
     start: tuple[int, ...],

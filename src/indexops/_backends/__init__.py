@@ -9,12 +9,14 @@ module is imported only when one of its arrays is seen.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
 import array_api_compat as compat
 
+from .._cache import torch_is_compiling
 from .._errors import type_error
 from .._typing import Array
 from ._base import Backend, ValuesUnknown
@@ -31,6 +33,8 @@ def backend_for(op: str, **arrays: Array) -> Backend:
     kinds = {type(x) for x in arrays.values()}
     kind = kinds.pop() if len(kinds) == 1 else None
     backend = _BY_TYPE.get(kind) if kind is not None else None
+    if backend is None and torch_is_compiling():
+        backend = _compiled_torch(arrays)
     if backend is None:
         backend = _make(_namespace(op, arrays), next(iter(arrays.values())))
         if kind is not None:
@@ -38,8 +42,24 @@ def backend_for(op: str, **arrays: Array) -> Backend:
     return backend if _override is None else _overridden(backend, _override)
 
 
+def _compiled_torch(arrays: dict[str, Array]) -> Backend | None:
+    """The torch backend while torch.compile traces tensors (array-api-compat's lookups
+    are cached functions that Dynamo warns about); None for anything else."""
+    import torch
+
+    if not all(isinstance(x, torch.Tensor) for x in arrays.values()):
+        return None
+    from ._torch import TorchBackend
+
+    return TorchBackend()
+
+
 def is_array(x: Any) -> bool:
     """Whether ``x`` is an array of some Array API library (Python scalars are not)."""
+    if type(x) in _BY_TYPE:
+        return True
+    if torch_is_compiling():  # array-api-compat's checks are cached functions Dynamo warns of
+        return isinstance(x, sys.modules["torch"].Tensor)
     return compat.is_array_api_obj(x) and not isinstance(x, (int, float, complex, bool))
 
 

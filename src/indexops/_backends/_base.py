@@ -8,13 +8,13 @@ rows are written with a sort, ``searchsorted`` and ``where``.
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import array_api_compat as compat
 
+from .._cache import static_cache
 from .._combiners import Named
 from .._typing import Array
 
@@ -159,11 +159,17 @@ class Backend:
         return xp.where(hit[:, None], source, table)
 
     def combine_rows(
-        self, table: Array, rows: Array, values: Array, how: Named, skip: Array | None = None
+        self,
+        table: Array,
+        rows: Array,
+        values: Array,
+        how: Named,
+        skip: Array | None = None,
+        unique: bool = False,
     ) -> Array | None:
         """Combine ``values[k]`` into row ``rows[k]`` with ``how`` unless ``skip[k]``;
-        repeated rows accumulate. ``None`` where the library has no native way (the caller
-        then applies the combiner pass by pass)."""
+        repeated rows accumulate (``unique=True``: no row repeats). ``None`` where the
+        library has no native way (the caller then applies the combiner pass by pass)."""
         return None
 
     # -- windows --------------------------------------------------------------------------
@@ -195,7 +201,7 @@ class Backend:
         return state
 
 
-@functools.lru_cache(maxsize=256)
+@static_cache(maxsize=256)
 def _cached_kind(xp: ModuleType, dtype: Any, kind: str) -> bool:
     return bool(xp.isdtype(dtype, kind))
 
@@ -239,7 +245,13 @@ class NativeScatter(Backend):
         return xp.where((source >= 0)[:, None], new, self.take_rows(table, rows))
 
     def combine_rows(
-        self, table: Array, rows: Array, values: Array, how: Named, skip: Array | None = None
+        self,
+        table: Array,
+        rows: Array,
+        values: Array,
+        how: Named,
+        skip: Array | None = None,
+        unique: bool = False,
     ) -> Array | None:
         if skip is not None:
             identity = combine_identity(self, how, values.dtype)

@@ -66,11 +66,18 @@ class JaxBackend(Backend):
         return table.at[targets].set(values, mode="drop")
 
     def combine_rows(
-        self, table: Array, rows: Array, values: Array, how: Named, skip: Array | None = None
+        self,
+        table: Array,
+        rows: Array,
+        values: Array,
+        how: Named,
+        skip: Array | None = None,
+        unique: bool = False,
     ) -> Array:
         at = table.at[rows if skip is None else jnp.where(skip, table.shape[0], rows)]
         mode = "promise_in_bounds" if skip is None else "drop"
-        return getattr(at, _METHODS[how])(values, mode=mode)
+        # unique_indices also lets JAX differentiate a product (jax.grad of scatter_mul)
+        return getattr(at, _METHODS[how])(values, mode=mode, unique_indices=unique)
 
     def assign_window(
         self, x: Array, key: tuple[slice, ...], values: Array, *, in_place: bool

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._combiners import Named
@@ -38,6 +40,19 @@ class NumpyBackend(NativeScatter):
 
     def copy(self, x: Array) -> Array:
         return np.array(x, copy=True)
+
+    # NumPy's own functions: array-api-compat's wrappers cost microseconds per call
+
+    def arange(self, n: int, dtype: Any, like: Array) -> Array:
+        return np.arange(n, dtype=dtype)
+
+    def full(self, shape: tuple[int, ...], value: Any, dtype: Any, like: Array) -> Array:
+        return np.full(shape, value, dtype=dtype)
+
+    def clip(self, x: Array, low: int | None, high: int | None) -> Array:
+        if low is not None:
+            x = np.maximum(x, low)
+        return x if high is None else np.minimum(x, high)
 
     def take_rows(self, table: Array, rows: Array) -> Array:
         return np.take(table, rows, axis=0)

@@ -8,8 +8,10 @@ not all traceable by ``torch.compile``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
+import array_api_compat.torch as torch_namespace
 import numpy as np
 import torch
 
@@ -24,6 +26,9 @@ _PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
 
 class TorchBackend(NativeScatter):
     name = "torch"
+
+    def __init__(self, xp: ModuleType = torch_namespace) -> None:
+        super().__init__(xp)
 
     def device(self, x: Array) -> Any:
         return x.device

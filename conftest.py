@@ -1,0 +1,45 @@
+"""Skip doctests that import a package this environment lacks.
+
+The docs show torch, jax and other optional backends next to NumPy; a nox session installs
+only one backend, so a doctest item (a Markdown file or a docstring) whose examples import a
+missing package is skipped with the package named, instead of failing on the import.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import importlib.util
+
+import pytest
+
+
+def imported_packages(test: doctest.DocTest) -> list[str]:
+    """Top-level names of the packages that the examples of ``test`` import."""
+    names: list[str] = []
+    for example in test.examples:
+        if example.options.get(doctest.SKIP):
+            continue
+        try:
+            tree = ast.parse(example.source)
+        except SyntaxError:  # the doctest itself reports it
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names += [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.append(node.module.split(".")[0])
+    return names
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        test = getattr(item, "dtest", None)  # set on pytest's doctest items only
+        if not isinstance(test, doctest.DocTest):
+            continue
+        names = dict.fromkeys(imported_packages(test))
+        missing = [name for name in names if importlib.util.find_spec(name) is None]
+        if missing:
+            verb = "is" if len(missing) == 1 else "are"
+            reason = f"needs {', '.join(missing)}, which {verb} not installed"
+            item.add_marker(pytest.mark.skip(reason=reason))

@@ -1,0 +1,337 @@
+"""Every op under JAX transformations and torch.compile, on meta tensors and CUDA graphs.
+
+The ``jax_jit``, ``torch_device`` and ``torch_meta`` backends run the whole suite traced
+or on the device paths; this module covers what they cannot: ``vmap``, ``grad`` against
+finite differences, retracing with new shapes, ``checkify``, ``torch.compile`` with
+``fullgraph=True`` and CUDA graph capture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import ROW_GATHER, ROW_SCATTER
+from reference import scatter_update as scatter_update_reference
+
+import indexops
+
+# -- one call per op, as a function of its arrays ------------------------------------------
+
+
+def gather(operand: Any, indices: Any, mode: str = "clip", **fill: Any) -> Any:
+    return indexops.gather(operand, indices, **ROW_GATHER, slice_sizes=(1, 3), mode=mode, **fill)
+
+
+def scatter(
+    input: Any, indices: Any, updates: Any, how: Any = None, mode: str = "drop", **hints: Any
+) -> Any:
+    return indexops.scatter(
+        input, indices, updates, **ROW_SCATTER, update_computation=how, mode=mode, **hints
+    )
+
+
+def dynamic_slice(operand: Any, starts: Any) -> Any:
+    return indexops.dynamic_slice(operand, starts, (2, 2))
+
+
+def dynamic_update_slice(operand: Any, update: Any, starts: Any) -> Any:
+    return indexops.dynamic_update_slice(operand, update, starts)
+
+
+def slice_scatter(data: Any, updates: Any) -> Any:
+    return indexops.slice_scatter(data, updates, [3], [0], [-2])
+
+
+def scatter_update(cache: Any, slots: Any, tokens: Any) -> Any:
+    return indexops.scatter_update(cache, -2, slots, tokens, copy=True)
+
+
+OPERAND = np.arange(12.0).reshape(4, 3)
+ROWS = np.array([[3], [0], [9], [-2], [3]])  # out of bounds both ways, and a duplicate
+UPDATES = np.arange(15.0).reshape(5, 3) + 100
+DISTINCT_ROWS = np.array([[2], [0], [1]])
+NEAR_ONE = 1 + UPDATES[:3] / 1000
+STARTS = np.array([3, -1])
+PATCH = np.full((2, 2), -1.0)
+STRIDED = np.full((2, 3), -1.0)
+CACHE = np.zeros((6, 2))
+SLOTS = np.array([[5, -1, 0], [5, 2, 0]])  # padding and duplicate slots
+TOKENS = np.arange(12.0).reshape(6, 2)
+
+# (name, function, NumPy arguments): every op, with the cases that need the value paths
+CALLS: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
+    ("gather clip", gather, (OPERAND, ROWS)),
+    ("gather fill", lambda o, i: gather(o, i, "fill", fill_value=-1.0), (OPERAND, ROWS)),
+    ("scatter replace", scatter, (OPERAND, ROWS, UPDATES)),
+    ("scatter add", lambda x, i, u: scatter(x, i, u, "add"), (OPERAND, ROWS, UPDATES)),
+    # distinct rows: JAX differentiates a product only with unique_indices=True; values
+    # near 1, so that finite differences stay accurate
+    (
+        "scatter mul",
+        lambda x, i, u: scatter(x, i, u, "mul", "clip", unique_indices=True),
+        (OPERAND, DISTINCT_ROWS, NEAR_ONE),
+    ),
+    ("scatter min", lambda x, i, u: scatter(x, i, u, "min"), (OPERAND, ROWS, UPDATES)),
+    (
+        "scatter max window",
+        lambda x, i, u: scatter(x, i, u, "max", "drop_window"),
+        (OPERAND, ROWS, UPDATES),
+    ),
+    ("dynamic_slice", dynamic_slice, (OPERAND, STARTS)),
+    ("dynamic_update_slice", dynamic_update_slice, (OPERAND, PATCH, STARTS)),
+    ("slice_scatter", slice_scatter, (OPERAND, STRIDED)),
+    ("scatter_update", scatter_update, (CACHE, SLOTS, TOKENS)),
+]
+IDS = [name for name, *_ in CALLS]
+
+
+def expected(fn: Callable[..., Any], args: tuple[Any, ...]) -> np.ndarray:
+    return np.asarray(fn(*[np.array(a, copy=True) for a in args]))
+
+
+def shrunk(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The same call with other shapes: one row less of the operand (or fewer tokens)."""
+    if name == "scatter_update":
+        return (CACHE, SLOTS[:1], TOKENS[:3])
+    if name == "slice_scatter":
+        return (OPERAND[:, :2], STRIDED[:, :2])
+    return (args[0][:-1], *args[1:])
+
+
+# -- JAX -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def jax() -> Any:
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+@pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
+def test_jit_retraces_with_new_shapes(jax: Any, name: str, fn: Callable[..., Any], args: tuple):
+    """A second trace with other shapes works: no cache of indexops holds a tracer."""
+    jitted = jax.jit(fn)
+    for shapes in (args, shrunk(name, args)):
+        got = jitted(*[jax.numpy.asarray(a) for a in shapes])
+        np.testing.assert_array_equal(np.asarray(got), expected(fn, shapes))
+
+
+@pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
+def test_vmap_over_a_leading_batch_dim(jax: Any, name: str, fn: Callable[..., Any], args: tuple):
+    jnp = jax.numpy
+    batches = [args, tuple(np.flip(a, axis=0).copy() if a.ndim else a for a in args)]
+    stacked = [jnp.asarray(np.stack(parts)) for parts in zip(*batches)]
+    got = jax.vmap(fn)(*stacked)
+    for b, batch in enumerate(batches):
+        np.testing.assert_array_equal(np.asarray(got[b]), expected(fn, batch))
+
+
+def finite_difference(f: Callable[[np.ndarray], float], x: np.ndarray) -> np.ndarray:
+    step, grad = 1e-6, np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += step
+        down[i] -= step
+        grad[i] = (f(up) - f(down)) / (2 * step)
+    return grad
+
+
+@pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
+def test_grad_matches_finite_differences(jax: Any, name: str, fn: Callable[..., Any], args: tuple):
+    """The gradient with respect to every float argument, against central differences."""
+    jnp = jax.numpy
+    weights = np.random.default_rng(0).standard_normal(expected(fn, args).shape)
+    for position, arg in enumerate(args):
+        if arg.dtype.kind != "f":
+            continue
+
+        def loss(x: Any, position: int = position) -> Any:
+            arrays = [jnp.asarray(a) for a in args]
+            arrays[position] = x
+            return jnp.sum(fn(*arrays) * weights)
+
+        got = np.asarray(jax.grad(loss)(jnp.asarray(arg)))
+        want = finite_difference(lambda x: float(loss(jnp.asarray(x))), arg)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=f"argument {position}")
+
+
+def test_grad_of_replace_reaches_only_the_last_writer(jax: Any):
+    jnp = jax.numpy
+    grad = jax.grad(lambda u: jnp.sum(scatter(jnp.asarray(OPERAND), jnp.asarray(ROWS), u)))
+    # rows 3, 0, (9 and -2 dropped), 3: the first write to row 3 is overwritten
+    np.testing.assert_array_equal(np.asarray(grad(jnp.asarray(UPDATES)))[:, 0], [0, 1, 0, 0, 1])
+
+
+def test_callable_combiner_under_jit_applies_duplicates_in_order(jax: Any):
+    jnp = jax.numpy
+    rows = np.array([[1], [1], [0], [1], [1]])
+    digits = np.arange(1, 16).reshape(5, 3) % 10
+
+    def fn(x: Any, i: Any, u: Any) -> Any:
+        return scatter(x, i, u, lambda old, new: old * 10 + new)
+
+    got = jax.jit(fn)(jnp.zeros((2, 3), jnp.int64), jnp.asarray(rows), jnp.asarray(digits))
+    np.testing.assert_array_equal(
+        np.asarray(got), expected(fn, (np.zeros((2, 3), int), rows, digits))
+    )
+    assert np.asarray(got)[1, 0] == 1_403  # digits 1, 4, 0, 3 (rows 0, 1, 3, 4), one by one
+
+
+def test_slot_past_the_end_is_a_checkify_error(jax: Any):
+    from jax.experimental import checkify
+
+    jnp = jax.numpy
+    bad = np.array([[7, -1, 0], [5, 2, 0]])
+    checked = checkify.checkify(jax.jit(scatter_update))
+    error, out = checked(jnp.asarray(CACHE), jnp.asarray(bad), jnp.asarray(TOKENS))
+    with pytest.raises(checkify.JaxRuntimeError, match="slot past the end of input"):
+        error.throw()
+    skipped = np.where(bad < 6, bad, -1)  # the bad token is skipped, nothing else changes
+    np.testing.assert_array_equal(
+        np.asarray(out), scatter_update_reference.scatter_update(CACHE, skipped, TOKENS)
+    )
+    error, _ = checked(jnp.asarray(CACHE), jnp.asarray(SLOTS), jnp.asarray(TOKENS))
+    assert error.get() is None
+
+
+def test_traced_slice_parameters_are_a_clear_error(jax: Any):
+    jnp = jax.numpy
+    data, updates = jnp.zeros(6), jnp.ones(2)
+    with pytest.raises(
+        indexops.IndexOpsTypeError, match=r"slice_scatter: start='a traced jax array'"
+    ):
+        jax.jit(lambda s: indexops.slice_scatter(data, updates, s, [6], [3]))(jnp.asarray([0]))
+
+
+def test_traced_dynamic_slice_clamps_negative_starts_to_zero(jax: Any):
+    """StableHLO clamping, not jax.lax's count-from-the-end for negative starts."""
+    jnp = jax.numpy
+    got = jax.jit(dynamic_slice)(jnp.asarray(OPERAND), jnp.asarray([-1, -5]))
+    np.testing.assert_array_equal(np.asarray(got), OPERAND[:2, :2])
+
+
+# -- torch.compile, meta tensors and CUDA graphs -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def torch() -> Any:
+    return pytest.importorskip("torch")
+
+
+# Dynamo warns (UserWarning) of what it cannot trace faithfully, e.g. a cached function
+COMPILES_CLEANLY = pytest.mark.filterwarnings("error::UserWarning")
+
+
+@COMPILES_CLEANLY
+@pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
+def test_torch_compile_fullgraph(torch: Any, name: str, fn: Callable[..., Any], args: tuple):
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, fullgraph=True)
+    for shapes in (args, shrunk(name, args)):  # the second recompiles with dynamic shapes
+        got = compiled(*[torch.asarray(a.copy()) for a in shapes])
+        np.testing.assert_array_equal(got.numpy(), expected(fn, shapes))
+
+
+@COMPILES_CLEANLY
+def test_torch_compile_writes_in_place(torch: Any):
+    torch._dynamo.reset()
+    cache, slots, tokens = (torch.asarray(a.copy()) for a in (CACHE, SLOTS, TOKENS))
+
+    def write(cache: Any, slots: Any, tokens: Any) -> Any:
+        return indexops.scatter_update(cache, -2, slots, tokens)
+
+    torch.compile(write, fullgraph=True)(cache, slots, tokens)
+    np.testing.assert_array_equal(
+        cache.numpy(), scatter_update_reference.scatter_update(CACHE, SLOTS, TOKENS)
+    )
+
+
+@COMPILES_CLEANLY
+def test_torch_compile_reports_a_slot_past_the_end(torch: Any):
+    torch._dynamo.reset()
+    bad = torch.asarray([[7, -1, 0], [5, 2, 0]])
+    compiled = torch.compile(scatter_update, fullgraph=True)
+    with pytest.raises(RuntimeError, match="slot past the end"):
+        compiled(torch.asarray(CACHE), bad, torch.asarray(TOKENS))
+
+
+@pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
+def test_meta_tensors_give_shape_and_dtype(
+    torch: Any, name: str, fn: Callable[..., Any], args: tuple
+):
+    want = expected(fn, args)
+    got = fn(*[torch.empty(a.shape, dtype=torch.asarray(a).dtype, device="meta") for a in args])
+    assert got.device.type == "meta"
+    assert tuple(got.shape) == want.shape and str(got.dtype) == f"torch.{want.dtype}"
+
+
+def test_meta_tensors_with_every_default(torch: Any):
+    """The ops with nothing but required arguments, on meta tensors."""
+    meta = {"device": "meta"}
+    cache = torch.empty((4, 8, 1, 16), **meta)
+    out = indexops.scatter_update(
+        cache,
+        -2,
+        torch.empty((2, 3), dtype=torch.int64, **meta),
+        torch.empty((2, 3, 1, 16), **meta),
+    )
+    assert out is cache
+    window = indexops.dynamic_slice(
+        torch.empty((5, 5), **meta), torch.empty(2, dtype=torch.int32, **meta), (2, 3)
+    )
+    assert window.shape == (2, 3) and window.device.type == "meta"
+
+
+@pytest.fixture
+def cuda(torch: Any) -> Any:
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device (benchmarks/gpu.sh runs this on a GPU machine)")
+    return torch.device("cuda")
+
+
+def test_scatter_update_in_a_cuda_graph(torch: Any, cuda: Any):
+    """Captured once, replayed with new slots and tokens: a paged-KV decode step."""
+    cache = torch.zeros((64, 16, 1, 8), device=cuda)
+    slots = torch.zeros((4, 1), dtype=torch.int64, device=cuda)
+    tokens = torch.zeros((4, 1, 1, 8), device=cuda)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        indexops.scatter_update(cache, -2, slots, tokens)  # warm up outside the capture
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            indexops.scatter_update(cache, -2, slots, tokens)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    expected_cache = np.zeros((64, 16, 1, 8), np.float32)
+    rng = np.random.default_rng(0)
+    for step in range(3):
+        new_slots = rng.choice(1024, size=(4, 1), replace=False)
+        new_slots[step] = -1  # a padding slot
+        new_tokens = rng.standard_normal((4, 1, 1, 8)).astype(np.float32)
+        slots.copy_(torch.asarray(new_slots))
+        tokens.copy_(torch.asarray(new_tokens))
+        graph.replay()
+        expected_cache = scatter_update_reference.scatter_update(
+            expected_cache, new_slots, new_tokens
+        )
+    np.testing.assert_array_equal(cache.cpu().numpy(), expected_cache)
+
+
+@pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
+def test_no_host_sync_on_cuda(
+    torch: Any, cuda: Any, name: str, fn: Callable[..., Any], args: tuple
+):
+    arrays = [torch.asarray(a.copy(), device=cuda) for a in args]
+    fn(*arrays)  # warm up (first calls may initialise the device)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        got = fn(*arrays)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    np.testing.assert_array_equal(got.cpu().numpy(), expected(fn, args))
