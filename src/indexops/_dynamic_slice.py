@@ -69,7 +69,7 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
     if native is not None:
         return native
     plan = _plan(shape, sizes)
-    rows = backend.xp.reshape(row_numbers(backend, plan, columns, operand), (-1,))
+    rows = _rows(backend, plan, columns, operand)
     table = backend.xp.reshape(operand, plan.rows_shape)
     return backend.xp.reshape(backend.take_rows(table, rows), sizes)
 
@@ -130,7 +130,7 @@ def dynamic_update_slice(
     if native is not None:
         return native
     plan = _plan(shape, sizes)
-    rows = backend.xp.reshape(row_numbers(backend, plan, columns, operand), (-1,))
+    rows = _rows(backend, plan, columns, operand)
     values = backend.xp.reshape(update, (plan.row_count, plan.rows_shape[1]))
     return write_rows(
         backend, operand, plan.rows_shape, rows, values, REPLACE, in_place=in_place, unique=True
@@ -138,7 +138,8 @@ def dynamic_update_slice(
 
 
 def _starts(backend: Backend, op: str, operand: Array, start_indices: Any) -> tuple[Any, ...]:
-    """Python ints where every start is known on the host, else 0-d index arrays."""
+    """Python ints where every start is known on the host; else 0-d index arrays and the
+    Python ints given (a constant start stays constant for the compiler)."""
     items = index_items(op, "start_indices", start_indices)
     arrays = [items] if is_array(items) else [item for item in items if type(item) is not int]
     if all(backend_for(op, start_indices=a).values_on_host(a) for a in arrays):
@@ -148,12 +149,7 @@ def _starts(backend: Backend, op: str, operand: Array, start_indices: Any) -> tu
     if is_array(items):
         vector: Array = items
         entries = tuple(vector[d] for d in range(vector.shape[0]))
-    return tuple(
-        to_index(backend, entry)
-        if is_array(entry)
-        else backend.full((), entry, backend.index_dtype(), operand)
-        for entry in entries
-    )
+    return tuple(to_index(backend, entry) if is_array(entry) else entry for entry in entries)
 
 
 def _all_ints(starts: tuple[Any, ...]) -> bool:
@@ -200,9 +196,20 @@ def _window(
 
 
 def _clamped(
-    backend: Backend, starts: tuple[Array, ...], shape: tuple[int, ...], sizes: tuple[int, ...]
-) -> list[Array]:
-    return [backend.clip(s, 0, dim - size) for s, dim, size in zip(starts, shape, sizes)]
+    backend: Backend, starts: tuple[Any, ...], shape: tuple[int, ...], sizes: tuple[int, ...]
+) -> list[Any]:
+    """Each start clamped to ``[0, dim - size]``: Python ints in Python, arrays as arrays."""
+    return [
+        min(max(s, 0), dim - size) if type(s) is int else backend.clip(s, 0, dim - size)
+        for s, dim, size in zip(starts, shape, sizes)
+    ]
+
+
+def _rows(backend: Backend, plan: WindowPlan, starts: list[Any], like: Array) -> Array:
+    """The rows of the window at (clamped) ``starts``, as a 1-D index array."""
+    dtype = backend.index_dtype()
+    columns = [s if type(s) is not int else backend.full((), s, dtype, like) for s in starts]
+    return backend.xp.reshape(row_numbers(backend, plan, columns, like), (-1,))
 
 
 @static_cache()

@@ -182,12 +182,12 @@ class Backend:
         target[key] = values
         return target
 
-    def dynamic_slice(self, x: Array, starts: list[Array], sizes: tuple[int, ...]) -> Array | None:
-        """The window at ``starts`` (0-d index arrays, already clamped); ``None`` where the
-        library has no native op (the caller then gathers the window's rows)."""
+    def dynamic_slice(self, x: Array, starts: list[Any], sizes: tuple[int, ...]) -> Array | None:
+        """The window at ``starts`` (0-d index arrays and Python ints, already clamped);
+        ``None`` where the library has no native op (the caller then gathers its rows)."""
         return None
 
-    def dynamic_update_slice(self, x: Array, update: Array, starts: list[Array]) -> Array | None:
+    def dynamic_update_slice(self, x: Array, update: Array, starts: list[Any]) -> Array | None:
         """A new array with ``update`` at ``starts`` (clamped), or ``None`` as above."""
         return None
 

@@ -84,10 +84,10 @@ class JaxBackend(Backend):
     ) -> Array:
         return x.at[key].set(values)
 
-    def dynamic_slice(self, x: Array, starts: list[Array], sizes: tuple[int, ...]) -> Array:
+    def dynamic_slice(self, x: Array, starts: list[Any], sizes: tuple[int, ...]) -> Array:
         return jax.lax.dynamic_slice(x, starts, sizes)
 
-    def dynamic_update_slice(self, x: Array, update: Array, starts: list[Array]) -> Array:
+    def dynamic_update_slice(self, x: Array, update: Array, starts: list[Any]) -> Array:
         return jax.lax.dynamic_update_slice(x, update, starts)
 
     def repeat(self, count: Array, body: Callable[[Array, int], Array], state: Array) -> Array:
