@@ -106,3 +106,18 @@ def check_batching_dims(
                 f"{operand} batching dim {operand_dim} has size {operand_shape[operand_dim]}",
                 rules[4],
             )
+
+
+def check_at_most_one(
+    op: str, name: str, dims: tuple[int, ...], slice_sizes: tuple[int, ...], rule: str
+) -> None:
+    """Each dim in ``dims`` has a slice size of 0 or 1 (gather C9, C12)."""
+    for d in dims:
+        if slice_sizes[d] > 1:
+            raise value_error(
+                op,
+                "slice_sizes",
+                slice_sizes,
+                f"slice_sizes[{d}] must be 0 or 1 because dim {d} is in {name}",
+                rule,
+            )

@@ -9,6 +9,7 @@ from ._args import as_int, as_tuple, check_integer_array
 from ._backends import Backend, backend_for
 from ._cache import static_cache
 from ._checks import (
+    check_at_most_one,
     check_batching_dims,
     check_index_vector_dim,
     check_rank_sum,
@@ -195,10 +196,10 @@ def _plan(
         raise value_error(
             op, "slice_sizes", slice_sizes, f"needs one size per operand dim ({rank})", "C20"
         )
-    _check_at_most_one(op, "collapsed_slice_dims", collapsed_slice_dims, slice_sizes, "C9")
+    check_at_most_one(op, "collapsed_slice_dims", collapsed_slice_dims, slice_sizes, "C9")
     check_sorted(op, "operand_batching_dims", operand_batching_dims, "C10")
     check_window_rank(op, "operand_batching_dims", operand_batching_dims, rank, "C11")
-    _check_at_most_one(op, "operand_batching_dims", operand_batching_dims, slice_sizes, "C12")
+    check_at_most_one(op, "operand_batching_dims", operand_batching_dims, slice_sizes, "C12")
     check_batching_dims(
         op,
         ("operand", "start_indices", "operand_batching_dims", "start_indices_batching_dims"),
@@ -244,17 +245,3 @@ def _plan(
         collapsed_dims=collapsed_slice_dims,
         layout_window_dims=offset_dims,
     )
-
-
-def _check_at_most_one(
-    op: str, name: str, dims: tuple[int, ...], slice_sizes: tuple[int, ...], rule: str
-) -> None:
-    for d in dims:
-        if slice_sizes[d] > 1:
-            raise value_error(
-                op,
-                "slice_sizes",
-                slice_sizes,
-                f"slice_sizes[{d}] must be 0 or 1 because dim {d} is in {name}",
-                rule,
-            )

@@ -128,19 +128,8 @@ index_vector_dim, input_batching_dims, scatter_indices_batching_dims
         as_tuple(OP, "scatter_indices_batching_dims", scatter_indices_batching_dims),
     )
     in_place = writes_in_place(backend, OP, input, copy)
-    rows, keep = _target_rows(backend, plan, scatter_indices, mode, input)
-    values = backend.permute_dims(updates, plan.layout_to_rows)
-    values = backend.xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
-    return write_rows(
-        backend,
-        input,
-        plan.rows_shape,
-        rows,
-        values,
-        combiner,
-        in_place=in_place,
-        keep=keep,
-        unique=bool(unique_indices),
+    return _execute(
+        backend, plan, input, scatter_indices, updates, combiner, mode, in_place, unique_indices
     )
 
 
@@ -154,6 +143,34 @@ def _combiner(backend: Backend, dtype: Any, update_computation: Any) -> Combiner
             "None or a callable for bool input (named combiners need a numeric dtype)",
         )
     return combiner
+
+
+def _execute(
+    backend: Backend,
+    plan: WindowPlan,
+    input: Array,
+    indices: Array,
+    updates: Array,
+    combiner: Combiner,
+    mode: ScatterMode,
+    in_place: bool,
+    unique_indices: bool,
+) -> Array:
+    """Write the windows: find each update row's target row, then write the rows."""
+    rows, keep = _target_rows(backend, plan, indices, mode, input)
+    values = backend.permute_dims(updates, plan.layout_to_rows)
+    values = backend.xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
+    return write_rows(
+        backend,
+        input,
+        plan.rows_shape,
+        rows,
+        values,
+        combiner,
+        in_place=in_place,
+        keep=keep,
+        unique=bool(unique_indices),
+    )
 
 
 def _target_rows(

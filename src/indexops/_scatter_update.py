@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ._args import as_int, check_integer_array
 from ._backends import Backend, backend_for
+from ._cache import static_cache
 from ._combiners import REPLACE
 from ._copy import writes_in_place
 from ._errors import type_error, value_error
@@ -70,27 +71,25 @@ def scatter_update(
     dim = as_int(OP, "dim", dim)
     if dim != -2:
         raise value_error(OP, "dim", dim, "must be -2 (the only dim PyPTO defines)")
-    rows_shape = _check_shapes(input, index, src)
+    rows_shape = _plan(tuple(input.shape), tuple(index.shape), tuple(src.shape))
+    check_integer_array(OP, "index", index)
+    if src.dtype != input.dtype:
+        raise type_error(OP, "src.dtype", str(src.dtype), f"the dtype of input ({input.dtype})")
     in_place = writes_in_place(backend, OP, input, copy)
-    rows, keep = _slots(backend, index, rows_shape[0])
-    values = backend.xp.reshape(src, (rows.shape[0], rows_shape[1]))
-    return write_rows(
-        backend, input, rows_shape, rows, values, REPLACE, in_place=in_place, keep=keep
-    )
+    return _execute(backend, rows_shape, input, index, src, in_place)
 
 
-def _check_shapes(input: Array, index: Array, src: Array) -> tuple[int, int]:
-    """Validate ranks, shapes and dtypes; return the 2-D row view ``(slots, d)`` of input."""
-    shape, index_shape, src_shape = tuple(input.shape), tuple(index.shape), tuple(src.shape)
+@static_cache()
+def _plan(
+    shape: tuple[int, ...], index_shape: tuple[int, ...], src_shape: tuple[int, ...]
+) -> tuple[int, int]:
+    """Validate ranks and shapes; return the 2-D row view ``(slots, d)`` of input."""
     if len(shape) not in (2, 4):
         raise value_error(
             OP, "input.shape", shape, "rank 2 [rows, d] or 4 [blockNum, blockSize, 1, d]"
         )
     if len(index_shape) != 2:
         raise value_error(OP, "index.shape", index_shape, "rank 2 [b, s]")
-    check_integer_array(OP, "index", index)
-    if src.dtype != input.dtype:
-        raise type_error(OP, "src.dtype", str(src.dtype), f"the dtype of input ({input.dtype})")
     d = shape[-1]
     expected = expected_src_shape(shape, index_shape)
     if len(shape) == 2:
@@ -122,6 +121,22 @@ def expected_src_shape(
     b, s = index_shape
     d = input_shape[-1]
     return (b * s, d) if len(input_shape) == 2 else (b, s, 1, d)
+
+
+def _execute(
+    backend: Backend,
+    rows_shape: tuple[int, int],
+    input: Array,
+    index: Array,
+    src: Array,
+    in_place: bool,
+) -> Array:
+    """Each token's row into its slot's row; padding and bad slots are skipped."""
+    rows, keep = _slots(backend, index, rows_shape[0])
+    values = backend.xp.reshape(src, (rows.shape[0], rows_shape[1]))
+    return write_rows(
+        backend, input, rows_shape, rows, values, REPLACE, in_place=in_place, keep=keep
+    )
 
 
 def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | None]:
