@@ -52,8 +52,12 @@ def to_numpy(x: Array) -> np.ndarray:
 
 
 def from_numpy(xp: ModuleType, a: np.ndarray) -> Array:
-    """An array of backend ``xp`` with the values and dtype of ``a``."""
-    dtype = getattr(xp, a.dtype.name) if a.dtype.name != "bool" else xp.bool
+    """An array of backend ``xp`` with the values and dtype of ``a`` (ml_dtypes included)."""
+    dtype = getattr(xp, a.dtype.name, None) if a.dtype.name != "bool" else xp.bool
+    if dtype is None:  # an ml_dtypes type, which NumPy holds itself
+        return xp.asarray(a)
+    if a.dtype.kind == "V":  # ml_dtypes: the library has its own type; convert through f32
+        return xp.astype(xp.asarray(a.astype(np.float32)), dtype)
     return xp.asarray(a.tolist() if a.ndim == 0 else a, dtype=dtype)
 
 

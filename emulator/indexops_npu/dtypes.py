@@ -1,7 +1,7 @@
 """Dtype names as PyPTO spells them, and their sizes.
 
 Users may name a dtype as in PyPTO (``DT_FP32``), as in the seed (``fp32``), as NumPy
-(``float32``), or pass a NumPy, ml_dtypes, torch or JAX dtype: all become one canonical
+(``float32``), or pass a dtype of any array library: all become one canonical
 short name.
 """
 
@@ -41,10 +41,8 @@ def dtype_name(dtype: Any, arg: str = "dtype") -> str:
     ('bf16', 'fp32', 'int64')
     """
     text = getattr(dtype, "__name__", None) if isinstance(dtype, type) else None
-    text = (text or str(dtype)).lower()
-    for prefix in ("torch.", "dt_", "<class 'numpy.", "numpy."):
-        text = text.removeprefix(prefix)
-    text = text.rstrip("'>")
+    text = (text or str(dtype)).lower().removeprefix("<class '").rstrip("'>")
+    text = text.rsplit(".", 1)[-1].removeprefix("dt_")  # torch.float32, numpy.int64, ...
     name = _ALIASES.get(text, text)
     if name not in SIZES:
         raise type_error("indexops_npu", arg, dtype, f"one of {sorted(SIZES)} (or an alias)")
