@@ -25,9 +25,11 @@ class Ctx:
         if self.name == "torch":
             return self.xp.from_numpy(np.array(a)).to(self.device)
         if self.name == "jax":
+            import jax
+
             if a.dtype == np.int64:
                 a = a.astype(np.int32)
-            return self.xp.asarray(a)
+            return jax.device_put(a, self.jax_device())
         return self.xp.asarray(a)
 
     def to_numpy(self, x: Any) -> np.ndarray:
@@ -42,11 +44,19 @@ class Ctx:
         """``n`` float32 ones made on this backend's device (no host copy of big buffers)."""
         if self.name == "torch":
             return self.xp.ones(n, dtype=self.xp.float32, device=self.device)
+        if self.name == "jax":
+            return self.xp.ones(n, dtype=self.xp.float32, device=self.jax_device())
         return self.xp.ones(n, dtype=self.xp.float32)
 
     def copy(self, x: Any) -> Any:
         """A new array with the values of ``x`` (the native functional baseline's copy)."""
         return x.clone() if self.name == "torch" else x.copy()
+
+    def jax_device(self) -> Any:
+        """The JAX device this context runs on (the first GPU for ``cuda``)."""
+        import jax
+
+        return jax.devices("cpu" if self.device == "cpu" else "gpu")[0]
 
     def sync(self, result: Any) -> None:
         """Wait until ``result`` (and all queued work) is computed."""
@@ -64,6 +74,8 @@ class Ctx:
         if self.name == "torch" and self.device != "cpu":
             torch = self.xp
             return {"gpu": torch.cuda.get_device_name(self.device), "cuda": torch.version.cuda}
+        if self.name == "jax" and self.device != "cpu":
+            return {"gpu": self.jax_device().device_kind}
         if self.name == "cupy":
             runtime = self.xp.cuda.runtime
             name = runtime.getDeviceProperties(self.xp.cuda.Device().id)["name"]
@@ -92,17 +104,28 @@ def make_ctx(name: str, device: str = "cpu") -> Ctx:
             raise SystemExit("cupy: no GPU")
         return Ctx("cupy", "cuda", cupy)
     if name == "jax":
-        import jax.numpy as jnp
-
-        return Ctx("jax", "cpu", jnp)
+        return _jax(device)
     raise ValueError(f"unknown backend {name!r}")
+
+
+def _jax(device: str) -> Ctx:
+    """JAX on the CPU (other platforms off) or on the first GPU (``cuda``)."""
+    import jax
+
+    if device == "cpu":
+        jax.config.update("jax_platforms", "cpu")
+    else:
+        try:
+            jax.devices("gpu")
+        except RuntimeError as exc:
+            raise SystemExit(f"jax {jax.__version__}: no GPU ({exc})") from None
+    import jax.numpy as jnp
+
+    return Ctx("jax", "cpu" if device == "cpu" else "cuda", jnp)
 
 
 def jax_ctx() -> Ctx | None:
     """The JAX peer (CPU), or None where JAX is not installed."""
     if importlib.util.find_spec("jax") is None:
         return None
-    import jax
-
-    jax.config.update("jax_platforms", "cpu")
     return make_ctx("jax")

@@ -4,6 +4,9 @@
 and ``--backend cupy`` on a GPU machine. Prints a table of medians and ratios and writes
 ``benchmarks/results/<backend>.json`` and ``ratios_<backend>.png``. ``--scale N`` makes
 workloads 1 and 3 N times bigger (tag ``<backend>-xN``), e.g. to be bandwidth-bound on a GPU.
+``--backend jax`` times workloads 1-6 under ``jax.jit`` instead: jit(indexops op) against
+jit(``jax.lax`` op) on the same arrays (``benchmarks/jit_workloads.py``; ``--device cuda``
+where jax has CUDA).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 import traceback
@@ -26,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .backends import Ctx, jax_ctx, make_ctx
+from .jit_workloads import build_jit
 from .workloads import Case, build_all
 
 RESULTS = Path(__file__).parent / "results"
@@ -35,8 +40,8 @@ JAX_LABEL = "jax.lax"
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
-    parser.add_argument("--backend", choices=("numpy", "torch", "cupy"), default="numpy")
-    parser.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
+    parser.add_argument("--backend", choices=("numpy", "torch", "cupy", "jax"), default="numpy")
+    parser.add_argument("--device", default="cpu", help="torch or jax device, e.g. cuda")
     parser.add_argument("--quick", action="store_true", help="small sizes, under a minute")
     parser.add_argument("--repeats", type=int, default=None, help="samples per callable")
     parser.add_argument(
@@ -53,6 +58,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.scale < 1:
         parser.error("--scale must be 1 or more")
+    if args.scale != 1 and args.backend == "jax":
+        parser.error("--scale is for numpy, torch and cupy (the jit workloads have one size)")
     return args
 
 
@@ -145,6 +152,8 @@ def copy_bandwidth(ctx: Ctx, quick: bool) -> tuple[float, int]:
     there, not copied from the host), where each sample is 10 copies and one sync.
     """
     gpu = ctx.device != "cpu"
+    if ctx.name == "jax" and not gpu:  # the same memory; a jitted copy would time malloc
+        return copy_bandwidth(make_ctx("numpy"), quick)
     n = (16 if quick else 256 if gpu else 64) * 2**20  # float32 elements
     src = ctx.ones(n) if gpu else ctx.asarray(np.ones(n, dtype=np.float32))
     dst = ctx.copy(src)
@@ -152,6 +161,8 @@ def copy_bandwidth(ctx: Ctx, quick: bool) -> tuple[float, int]:
     def copy(x: Any) -> Any:
         if ctx.name == "torch":
             return dst.copy_(x)
+        if ctx.name == "jax":  # immutable: each copy is a new array (pooled on a GPU)
+            return ctx.xp.copy(x)
         dst[...] = x
         return dst
 
@@ -164,14 +175,16 @@ def copy_bandwidth(ctx: Ctx, quick: bool) -> tuple[float, int]:
 def summarise(
     case: Case, times: dict[str, list[float]], peaks: dict[str, float], copy_gbps: float
 ) -> list[dict[str, Any]]:
-    """One result row per indexops variant, against the fastest native candidate."""
+    """One result row per indexops variant, against its peer in ``case.peers`` or else the
+    fastest native candidate."""
     med = {label: statistics.median(t) for label, t in times.items()}
     natives = {k.removeprefix("native "): v for k, v in med.items() if k.startswith("native ")}
-    best = min(natives, key=natives.__getitem__)
+    fastest = min(natives, key=natives.__getitem__)
     jax_s = med.get(JAX_LABEL)
     rows = []
     for variant in case.indexops:
         label = f"indexops {variant}".strip()
+        best = case.peers.get(variant, fastest)
         seconds = med[label]
         ratio = seconds / natives[best]
         row: dict[str, Any] = {
@@ -189,6 +202,8 @@ def summarise(
             "repeats": len(times[label]),
             "calls_per_sample": case.calls,
         }
+        if variant in case.notes:
+            row["note"] = case.notes[variant]
         if case.calls > 1:
             row["indexops_us_per_call"] = seconds * 1e6
             row["native_us_per_call"] = natives[best] * 1e6
@@ -224,7 +239,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         "workload",
         "variant",
         "indexops",
-        "native (fastest)",
+        "native (baseline)",
         "ratio",
         "tgt",
         "jax.lax",
@@ -256,6 +271,7 @@ def machine(ctx: Ctx) -> dict[str, Any]:
         names = [ln.split(":", 1)[1].strip() for ln in cpuinfo.read_text().splitlines()
                  if ln.startswith("model name")]  # fmt: skip
         info["cpu"] = names[0] if names else platform.processor()
+    info["commit"] = source_commit()
     for module in ("torch", "jax", "cupy"):
         if module in sys.modules:
             info[module] = sys.modules[module].__version__
@@ -264,7 +280,21 @@ def machine(ctx: Ctx) -> dict[str, Any]:
     return {**info, **ctx.device_info()}
 
 
-def plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
+def source_commit() -> str | None:
+    """The checkout's commit, ``+dirty`` where src/ has uncommitted changes (None off git)."""
+    root = Path(__file__).parent.parent
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return None
+    return commit + ("+dirty" if git("status", "--porcelain", "src") else "")
+
+
+def plot(rows: list[dict[str, Any]], path: Path, title: str, native: str) -> None:
     """Horizontal bars of indexops/native and indexops/jax.lax, log scale, targets marked."""
     import matplotlib
 
@@ -274,9 +304,10 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     labels = [f"{r['workload']} {r['variant']}".strip() for r in rows]
     y = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(10, 0.38 * len(rows) + 1.5))
-    ax.barh(y - 0.2, [r["ratio"] for r in rows], 0.4, label="indexops / native")
+    ax.barh(y - 0.2, [r["ratio"] for r in rows], 0.4, label=f"indexops / {native}")
     jax = [r["ratio_vs_jax"] or 0 for r in rows]
-    ax.barh(y + 0.2, jax, 0.4, label="indexops / jax.lax (jit, CPU)")
+    if any(jax):
+        ax.barh(y + 0.2, jax, 0.4, label="indexops / jax.lax (jit, CPU)")
     ax.scatter([r["target"] for r in rows], y - 0.2, marker="|", color="red", s=200, label="target")
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
@@ -295,8 +326,10 @@ def main(argv: list[str] | None = None) -> int:
     measured; ``complete`` says whether it finished) and, at the end, the plot."""
     args = parse_args(argv)
     ctx = make_ctx(args.backend, args.device)
-    jx = None if args.no_jax or ctx.device != "cpu" else jax_ctx()
-    repeats = args.repeats or (5 if args.quick else 11)
+    peer_wanted = not args.no_jax and ctx.device == "cpu" and ctx.name != "jax"
+    jx = jax_ctx() if peer_wanted else None
+    # jit pairs are close, and XLA's CPU timings spread more: more samples for jax
+    repeats = args.repeats or (5 if args.quick else 31 if args.backend == "jax" else 11)
     tag = args.backend if ctx.device == "cpu" else f"{args.backend}-{ctx.device}"
     tag += f"-x{args.scale}" if args.scale != 1 else ""
     tag += "-quick" if args.quick else ""
@@ -316,7 +349,11 @@ def main(argv: list[str] | None = None) -> int:
         results = {**meta, "complete": complete, "errors": errors, "results": rows}
         (args.out / f"{tag}.json").write_text(json.dumps(results, indent=1))
 
-    for number, build in enumerate(build_all(ctx, args.quick, jx, args.scale), 1):
+    if ctx.name == "jax":
+        builders = build_jit(ctx, args.quick)
+    else:
+        builders = build_all(ctx, args.quick, jx, args.scale)
+    for number, build in enumerate(builders, 1):
         started, case = time.perf_counter(), None
         try:
             case = build()
@@ -336,7 +373,11 @@ def main(argv: list[str] | None = None) -> int:
     if rows:
         print_table(rows)
     if rows and not args.no_plot:
-        plot(rows, args.out / f"ratios_{tag}.png", f"indexops on {tag} {gpu}".strip())
+        native = "jax.lax (both jit)" if ctx.name == "jax" else "native"
+        title = f"indexops on {tag} {gpu}".strip()
+        if ctx.name == "jax":
+            title = f"jit(indexops) against jit(jax.lax) on {ctx.device} {gpu}".strip()
+        plot(rows, args.out / f"ratios_{tag}.png", title, native)
     for error in errors:
         print(f"FAILED {error}")
     return 1 if errors else 0

@@ -2,8 +2,9 @@
 
 A case holds the indexops callables (variants with the same semantics, e.g.
 ``unique_indices=False`` and ``True``), the native candidates for the same work on the
-same backend (the runner times them all and takes the fastest as the baseline), an
-optional ``jax.lax`` peer (jit, CPU), and the expected result computed with NumPy.
+same backend (the runner times them all and takes the fastest as the baseline, unless
+``peers`` names a variant's own), an optional ``jax.lax`` peer (jit, CPU), and the
+expected result computed with NumPy.
 
 Every callable takes the operand (a fresh array per callable, made by the runner from
 ``Case.fresh``) and returns the result; in-place callables write into the operand. All
@@ -46,7 +47,8 @@ class Case:
     calls: int = 1  # calls per timed sample (small-call overhead)
     jax: Fn | None = None
     exact: bool = True  # False: float accumulation, compare with a tolerance
-    notes: list[str] = field(default_factory=list)
+    peers: dict[str, str] = field(default_factory=dict)  # variant -> its own baseline
+    notes: dict[str, str] = field(default_factory=dict)  # variant -> note in the JSON
 
 
 def _rng() -> np.random.Generator:
