@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import doctest
 import importlib.util
+import sys
 
 import pytest
 
@@ -43,3 +44,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             verb = "is" if len(missing) == 1 else "are"
             reason = f"needs {', '.join(missing)}, which {verb} not installed"
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def pytest_sessionfinish() -> None:
+    """Drop torch.compile's caches while the interpreter still runs: at exit, Dynamo's
+    weak-reference callbacks print KeyErrors for globals already gone."""
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "_dynamo"):
+        torch._dynamo.reset()

@@ -259,10 +259,17 @@ def _without_host_reads(
 ) -> Any:
     """Call ``op`` and fail if it read a value on the host.
 
-    A callable ``update_computation`` is let through: its passes are counted on the host
-    (one read), as documented.
+    Let through, as documented: a callable ``update_computation`` (its passes are counted on
+    the host), the generic backend of ``generic_only()`` (its combiners go pass by pass),
+    and slice_scatter's start/stop/step/axes given as arrays (they set the result's shape).
     """
-    if callable(kwargs.get("update_computation")):
+    from indexops import _backends
+
+    slice_parameters = [*args[2:6], *(kwargs.get(k) for k in ("start", "stop", "step", "axes"))]
+    shape_setting = op.__name__ == "slice_scatter" and any(
+        hasattr(value, "shape") for value in slice_parameters
+    )
+    if callable(kwargs.get("update_computation")) or _backends.generic_in_use() or shape_setting:
         return op(*args, **kwargs)
     with guard() as reads:
         result = op(*args, **kwargs)

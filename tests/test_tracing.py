@@ -223,7 +223,7 @@ def torch() -> Any:
 
 
 # Dynamo warns (UserWarning) of what it cannot trace faithfully, e.g. a cached function
-COMPILES_CLEANLY = pytest.mark.filterwarnings("error::UserWarning")
+COMPILES_CLEANLY = pytest.mark.filterwarnings("error:Dynamo:UserWarning")
 
 
 @COMPILES_CLEANLY

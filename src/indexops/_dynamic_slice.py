@@ -141,6 +141,8 @@ def _starts(backend: Backend, op: str, operand: Array, start_indices: Any) -> tu
     """Python ints where every start is known on the host; else 0-d index arrays and the
     Python ints given (a constant start stays constant for the compiler)."""
     items = index_items(op, "start_indices", start_indices)
+    if type(items) is tuple and _all_ints(items):
+        return items
     arrays = [items] if is_array(items) else [item for item in items if type(item) is not int]
     if all(backend_for(op, start_indices=a).values_on_host(a) for a in arrays):
         return index_ints(op, "start_indices", items)

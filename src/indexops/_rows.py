@@ -11,7 +11,7 @@ Two algorithms, chosen by where the row numbers are:
   entries are cut out, and duplicate handling is skipped when no row repeats;
 * **on a device or traced** (everything else): value-independent array operations only,
   no host read: the last writer of each row is found with a max-scatter of positions (or
-  a stable sort), and skipped entries are dropped by the backend's ``set_rows``.
+  a stable sort), and the backend's ``set_rows`` leaves out the entries not kept.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def _put_on_host(
     if combiner.replaces:
         last = None if unique else _last_occurrences_on_host(backend, rows, table.shape[0])
         if last is not None:  # only duplicates cost a copy of values
-            rows, values = xp.take(rows, last), backend.take_rows(values, last)
+            rows, values = backend.take_rows(rows, last), backend.take_rows(values, last)
         return backend.set_rows(table, rows, values)
     if combiner.named is not None:
         written = backend.combine_rows(table, rows, values, combiner.named)
@@ -103,7 +103,7 @@ def _put_on_host(
             return written
     groups = [None] if unique else _occurrence_groups_on_host(backend, rows)
     for group in groups:
-        group_rows = rows if group is None else xp.take(rows, group)
+        group_rows = rows if group is None else backend.take_rows(rows, group)
         group_values = values if group is None else backend.take_rows(values, group)
         new = _combined(backend, combiner, backend.take_rows(table, group_rows), group_values)
         table = backend.set_rows(table, group_rows, new)
@@ -147,11 +147,10 @@ def _put_on_device(
     if combiner.replaces:
         if not unique:  # of each row's writers, keep the last
             keep = _last_writers(backend, rows, keep, n)
-        return backend.set_rows(table, rows, values, skip=None if keep is None else ~keep)
+        return backend.set_rows(table, rows, values, keep=keep)
     if combiner.named is not None:
-        skip = None if keep is None else ~keep
         combined = backend.combine_rows(
-            table, rows, values, combiner.named, skip=skip, unique=unique
+            table, rows, values, combiner.named, keep=keep, unique=unique
         )
         if combined is not None:
             return combined
@@ -164,7 +163,7 @@ def _put_on_device(
 
     def one_pass(table: Array, p: int) -> Array:
         new = _combined(backend, combiner, backend.take_rows(table, rows), values)
-        return backend.set_rows(table, rows, new, skip=rank != p)
+        return backend.set_rows(table, rows, new, keep=rank == p)
 
     return backend.repeat(backend.xp.max(rank) + 1, one_pass, table)
 
@@ -196,7 +195,7 @@ def _latest_writers(backend: Backend, rows: Array, keep: Array | None, n: int) -
     latest = backend.combine_rows(latest, rows, written[:, None], Named.MAX)
     if latest is None:
         return None
-    return xp.take(latest[:, 0], rows) == positions
+    return backend.take_rows(latest[:, 0], rows) == positions
 
 
 def _sorted_keys(backend: Backend, rows: Array, keep: Array | None, n: int) -> tuple[Array, Array]:
@@ -205,7 +204,7 @@ def _sorted_keys(backend: Backend, rows: Array, keep: Array | None, n: int) -> t
     xp = backend.xp
     keys = rows if keep is None else backend.where(keep, rows, n)
     order = xp.argsort(keys, stable=True)
-    return order, xp.take(keys, order)
+    return order, backend.take_rows(keys, order)
 
 
 def _last_in_runs(backend: Backend, rows: Array, keep: Array | None, n: int) -> Array:
@@ -215,7 +214,7 @@ def _last_in_runs(backend: Backend, rows: Array, keep: Array | None, n: int) -> 
     last = xp.concat([ordered[1:] != ordered[:-1], backend.full((1,), True, xp.bool, rows)])
     if keep is not None:
         last = last & (ordered < n)
-    return xp.take(last, xp.argsort(order))  # back to the entries' own order
+    return backend.take_rows(last, xp.argsort(order))  # back to the entries' own order
 
 
 def _occurrence_rank(backend: Backend, rows: Array, keep: Array | None, n: int) -> Array:
@@ -224,5 +223,5 @@ def _occurrence_rank(backend: Backend, rows: Array, keep: Array | None, n: int) 
     order, ordered = _sorted_keys(backend, rows, keep, n)
     firsts = xp.searchsorted(ordered, ordered, side="left")
     rank = backend.arange(rows.shape[0], firsts.dtype, rows) - firsts
-    rank = xp.take(rank, xp.argsort(order))
+    rank = backend.take_rows(rank, xp.argsort(order))
     return rank if keep is None else backend.where(keep, rank, -1)

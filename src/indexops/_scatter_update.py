@@ -150,13 +150,14 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
     rows = xp.reshape(to_index(backend, index), (-1,))
     if rows.shape[0] == 0:
         return rows, None
+    below_end = rows < slots
     backend.require(
-        xp.all(rows < slots),
+        xp.all(below_end),
         lambda: _past_the_end(backend, index, rows, slots),
         f"{OP}: index has a slot past the end of input (>= {slots}); "
         "its token was skipped, nothing was written outside input",
     )
-    keep = (rows >= 0) & (rows < slots)
+    keep = (rows >= 0) & below_end
     return backend.clip(rows, 0, max(slots - 1, 0)), keep
 
 

@@ -24,6 +24,7 @@ from ._base import Backend, ValuesUnknown
 __all__ = ["Backend", "ValuesUnknown", "backend_for", "generic_only", "is_array"]
 
 _BY_TYPE: dict[type, Backend] = {}
+_NOT_ARRAYS = (int, float, complex, bool, str, bytes, tuple, list, dict, type(None))
 _override: str | None = None  # "generic" or "device": test hooks, see below
 
 
@@ -58,6 +59,8 @@ def is_array(x: Any) -> bool:
     """Whether ``x`` is an array of some Array API library (Python scalars are not)."""
     if type(x) in _BY_TYPE:
         return True
+    if isinstance(x, _NOT_ARRAYS):
+        return False
     if torch_is_compiling():  # array-api-compat's checks are cached functions Dynamo warns of
         return isinstance(x, sys.modules["torch"].Tensor)
     return compat.is_array_api_obj(x) and not isinstance(x, (int, float, complex, bool))
@@ -131,6 +134,11 @@ def generic_only() -> contextlib.AbstractContextManager[None]:
     For tests: they compare native paths with the generic one. Not thread-safe.
     """
     return _overriding("generic")
+
+
+def generic_in_use() -> bool:
+    """Whether a ``generic_only()`` block is active."""
+    return _override == "generic"
 
 
 def device_paths() -> contextlib.AbstractContextManager[None]:

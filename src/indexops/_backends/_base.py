@@ -34,7 +34,7 @@ class Backend:
     """
 
     name = "generic"
-    drops_rows = True  # set_rows skips rows flagged in ``skip`` without a scratch write
+    drops_rows = True  # set_rows leaves out entries not in ``keep`` without a scratch write
     writes_into_table = False  # set_rows and combine_rows write into the table they get
 
     def __init__(self, xp: ModuleType) -> None:
@@ -135,13 +135,13 @@ class Backend:
     # -- rows of a 2-D table --------------------------------------------------------------
 
     def take_rows(self, table: Array, rows: Array) -> Array:
-        """``table[rows]`` for 1-D integer ``rows``, all in range."""
+        """``table[rows]`` for 1-D integer ``rows``, all in range (``table`` may be 1-D)."""
         return self.xp.take(table, rows, axis=0)
 
     def set_rows(
-        self, table: Array, rows: Array, values: Array, skip: Array | None = None
+        self, table: Array, rows: Array, values: Array, keep: Array | None = None
     ) -> Array:
-        """Write ``values[k]`` into row ``rows[k]`` unless ``skip[k]``; return the table.
+        """Write ``values[k]`` into row ``rows[k]`` where ``keep[k]``; return the table.
 
         ``rows`` are in range. Rows written twice must get identical values, so the order of
         the writes does not matter. Writes into ``table`` where the library can, otherwise
@@ -149,13 +149,13 @@ class Backend:
         """
         xp = self.xp
         n = table.shape[0]
-        targets = rows if skip is None else self.where(skip, n, rows)  # n is never hit
+        targets = rows if keep is None else self.where(keep, rows, n)  # n is never hit
         order = xp.argsort(targets)
-        ordered = xp.take(targets, order)
+        ordered = self.take_rows(targets, order)
         every_row = self.arange(n, ordered.dtype, table)
         position = self.clip(xp.searchsorted(ordered, every_row), None, rows.shape[0] - 1)
-        hit = xp.take(ordered, position) == every_row
-        source = self.take_rows(values, xp.take(order, position))
+        hit = self.take_rows(ordered, position) == every_row
+        source = self.take_rows(values, self.take_rows(order, position))
         return xp.where(hit[:, None], source, table)
 
     def combine_rows(
@@ -164,10 +164,10 @@ class Backend:
         rows: Array,
         values: Array,
         how: Named,
-        skip: Array | None = None,
+        keep: Array | None = None,
         unique: bool = False,
     ) -> Array | None:
-        """Combine ``values[k]`` into row ``rows[k]`` with ``how`` unless ``skip[k]``;
+        """Combine ``values[k]`` into row ``rows[k]`` with ``how`` where ``keep[k]``;
         repeated rows accumulate (``unique=True``: no row repeats). ``None`` where the
         library has no native way (the caller then applies the combiner pass by pass)."""
         return None
@@ -207,11 +207,11 @@ def _cached_kind(xp: ModuleType, dtype: Any, kind: str) -> bool:
 
 
 class NativeScatter(Backend):
-    """A library with native scatters that cannot skip an entry (NumPy, torch, CuPy).
+    """A library with native scatters that cannot leave an entry out (NumPy, torch, CuPy).
 
     Subclasses give ``_set`` (plain row assignment) and ``_combine`` (accumulating row
-    scatter); skipping is built here: a skipped row is written with the value its target
-    row ends with, and a skipped combine gets the combiner's identity.
+    scatter); leaving entries out is built here: a left-out write repeats a kept one, and a
+    left-out combine adds the combiner's identity.
     """
 
     drops_rows = False
@@ -226,23 +226,29 @@ class NativeScatter(Backend):
         raise NotImplementedError
 
     def set_rows(
-        self, table: Array, rows: Array, values: Array, skip: Array | None = None
+        self, table: Array, rows: Array, values: Array, keep: Array | None = None
     ) -> Array:
-        if skip is not None:
-            values = self._final_values(table, rows, values, skip)
-        return self._set(table, rows, values)
+        if keep is None:
+            return self._set(table, rows, values)
+        return self._set_kept(table, rows, values, keep)
 
-    def _final_values(self, table: Array, rows: Array, values: Array, skip: Array) -> Array:
-        """Per entry, the value its row ends with: that of the one entry not skipped that
-        writes the row, or the row's current value. Every write to a row is then the same."""
+    def _set_kept(self, table: Array, rows: Array, values: Array, keep: Array) -> Array:
+        """Write the kept entries (their rows are distinct) without a host read.
+
+        A native scatter cannot leave an entry out, so each entry not kept repeats the write
+        of the first kept one: that row gets the same value more than once. Where no entry
+        is kept, the row written is put back afterwards. The cost over a plain write is one
+        gather of the values.
+        """
         xp = self.xp
-        m = rows.shape[0]
-        positions = self.arange(m, self.index_dtype(), rows)
-        writer = self.full((table.shape[0], 1), -1, positions.dtype, rows)
-        self._combine(writer, rows, self.where(skip, -1, positions)[:, None], Named.MAX)
-        source = xp.take(writer[:, 0], rows)
-        new = self.take_rows(values, self.clip(source, 0, None))
-        return xp.where((source >= 0)[:, None], new, self.take_rows(table, rows))
+        positions = self.arange(rows.shape[0], self.index_dtype(), rows)
+        first = xp.reshape(xp.argmax(xp.astype(keep, xp.int32)), (1,))  # 0 if none kept
+        source = self.where(keep, positions, first)
+        first_row = self.take_rows(rows, first)
+        before = self.take_rows(table, first_row)
+        table = self._set(table, self.take_rows(rows, source), self.take_rows(values, source))
+        after = self.where(xp.any(keep), self.take_rows(table, first_row), before)
+        return self._set(table, first_row, after)
 
     def combine_rows(
         self,
@@ -250,13 +256,13 @@ class NativeScatter(Backend):
         rows: Array,
         values: Array,
         how: Named,
-        skip: Array | None = None,
+        keep: Array | None = None,
         unique: bool = False,
     ) -> Array | None:
-        if skip is not None:
+        if keep is not None:
             identity = combine_identity(self, how, values.dtype)
             values = self.where(
-                skip[:, None], self.full((), identity, values.dtype, values), values
+                keep[:, None], values, self.full((), identity, values.dtype, values)
             )
         return self._combine(table, rows, values, how)
 

@@ -32,6 +32,31 @@ class CupyBackend(NativeScatter):
         except Exception as exc:  # pragma: no cover - cupy raises its own errors
             raise ValuesUnknown("cupy") from exc
 
+    # CuPy's own functions: array-api-compat's clip assigns through boolean masks, and each
+    # of those waits for the GPU
+
+    def arange(self, n: int, dtype: Any, like: Array) -> Array:
+        import cupy
+
+        return cupy.arange(n, dtype=dtype)
+
+    def full(self, shape: tuple[int, ...], value: Any, dtype: Any, like: Array) -> Array:
+        import cupy
+
+        return cupy.full(shape, value, dtype=dtype)
+
+    def clip(self, x: Array, low: int | None, high: int | None) -> Array:
+        import cupy
+
+        if low is not None:
+            x = cupy.maximum(x, low)
+        return x if high is None else cupy.minimum(x, high)
+
+    def where(self, condition: Array, a: Any, b: Any) -> Array:
+        import cupy
+
+        return cupy.where(condition, a, b)
+
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
         table[rows] = values
         return table

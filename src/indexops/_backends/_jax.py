@@ -58,11 +58,11 @@ class JaxBackend(Backend):
         return table.at[rows].get(mode="promise_in_bounds", unique_indices=False)
 
     def set_rows(
-        self, table: Array, rows: Array, values: Array, skip: Array | None = None
+        self, table: Array, rows: Array, values: Array, keep: Array | None = None
     ) -> Array:
-        if skip is None:
+        if keep is None:
             return table.at[rows].set(values, mode="promise_in_bounds")
-        targets = jnp.where(skip, table.shape[0], rows)
+        targets = jnp.where(keep, rows, table.shape[0])
         return table.at[targets].set(values, mode="drop")
 
     def combine_rows(
@@ -71,11 +71,11 @@ class JaxBackend(Backend):
         rows: Array,
         values: Array,
         how: Named,
-        skip: Array | None = None,
+        keep: Array | None = None,
         unique: bool = False,
     ) -> Array:
-        at = table.at[rows if skip is None else jnp.where(skip, table.shape[0], rows)]
-        mode = "promise_in_bounds" if skip is None else "drop"
+        at = table.at[rows if keep is None else jnp.where(keep, rows, table.shape[0])]
+        mode = "promise_in_bounds" if keep is None else "drop"
         # unique_indices also lets JAX differentiate a product (jax.grad of scatter_mul)
         return getattr(at, _METHODS[how])(values, mode=mode, unique_indices=unique)
 

@@ -15,11 +15,11 @@ import array_api_compat.torch as torch_namespace
 import numpy as np
 import torch
 
-from .._cache import torch_is_compiling
 from .._combiners import Named
 from .._typing import Array
 from ._base import NativeScatter, ValuesUnknown
 
+torch_is_compiling = torch.compiler.is_compiling
 _REDUCE = {Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
 _PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
 
