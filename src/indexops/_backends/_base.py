@@ -34,12 +34,14 @@ class Backend:
     """
 
     name = "generic"
-    drops_rows = True  # set_rows leaves out entries not in ``keep`` without a scratch write
     writes_into_table = False  # set_rows and combine_rows write into the table they get
 
     def __init__(self, xp: ModuleType) -> None:
         self.xp = xp
         self.host_reads = True  # False in the device_paths() test hook
+
+    def __repr__(self) -> str:
+        return f"<indexops {self.name} backend>"
 
     def without_host_reads(self) -> Backend:
         """This backend, made to act as if no value could be read on the host."""
@@ -214,7 +216,6 @@ class NativeScatter(Backend):
     left-out combine adds the combiner's identity.
     """
 
-    drops_rows = False
     writes_into_table = True
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:

@@ -18,7 +18,6 @@ _METHODS = {Named.ADD: "add", Named.MUL: "multiply", Named.MIN: "min", Named.MAX
 
 class JaxBackend(Backend):
     name = "jax"
-    drops_rows = True
 
     def writable(self, x: Array) -> bool:
         return False
