@@ -140,25 +140,31 @@ def _execute(
 
 
 def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | None]:
-    """The slots as rows in range, and which are written (not padding).
+    """The slots as rows in range, and which are written (``None``: all of them).
 
-    A slot past the end is an error raised before any write where the slots are on the
-    host; elsewhere the backend reports it its own way (see :meth:`Backend.require`) and
-    the token is skipped, so nothing is ever written outside ``input``.
+    A negative slot is padding. A slot past the end is an error raised before any write
+    where the slots are on the host; elsewhere the backend reports it its own way (see
+    :meth:`Backend.check_on_device`) and the token is skipped, so nothing is ever written
+    outside ``input``.
     """
     xp = backend.xp
     rows = xp.reshape(to_index(backend, index), (-1,))
     if rows.shape[0] == 0:
         return rows, None
+    if backend.values_on_host(rows):
+        keep = (rows >= 0) & (rows < slots)
+        if bool(xp.all(keep)):
+            return rows, None  # the common case costs one read
+        if bool(xp.any(rows >= slots)):
+            raise _past_the_end(backend, index, rows, slots)
+        return rows, keep
     below_end = rows < slots
-    backend.require(
+    backend.check_on_device(
         xp.all(below_end),
-        lambda: _past_the_end(backend, index, rows, slots),
         f"{OP}: index has a slot past the end of input (>= {slots}); "
         "its token was skipped, nothing was written outside input",
     )
-    keep = (rows >= 0) & below_end
-    return backend.clip(rows, 0, max(slots - 1, 0)), keep
+    return backend.clip(rows, 0, max(slots - 1, 0)), (rows >= 0) & below_end
 
 
 def _past_the_end(backend: Backend, index: Array, rows: Array, slots: int) -> Exception:

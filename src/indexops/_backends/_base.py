@@ -88,14 +88,10 @@ class Backend:
         except (TypeError, RuntimeError, BufferError, AttributeError):
             return np.asarray(x)
 
-    def require(self, ok: Array, error: Callable[[], Exception], message: str) -> None:
-        """A value check: raise ``error()`` unless the 0-d bool ``ok`` is True.
-
-        Where values are on the host the check runs now, before anything is written;
-        elsewhere each backend reports ``message`` its own way (the generic one cannot).
-        """
-        if self.values_on_host(ok) and not bool(ok):
-            raise error()
+    def check_on_device(self, ok: Array, message: str) -> None:
+        """A value check where the values are not on the host: report ``message`` unless
+        the 0-d bool ``ok`` is True, without waiting for it. Each library has its own way
+        (a device-side assert, ``checkify``); the generic backend has none."""
 
     # -- dtypes and small arrays ----------------------------------------------------------
 

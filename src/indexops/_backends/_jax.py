@@ -33,7 +33,7 @@ class JaxBackend(Backend):
         except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError):
             raise ValuesUnknown("traced jax") from None
 
-    def require(self, ok: Array, error: Callable[[], Exception], message: str) -> None:
+    def check_on_device(self, ok: Array, message: str) -> None:
         # a no-op unless the caller wraps the function in checkify.checkify
         checkify.debug_check(ok, message)
 
