@@ -19,7 +19,17 @@ import numpy as np
 import indexops
 
 from .backends import Ctx
-from .workloads import ELEMENTS, ROWS, Case, Fn, _pick, _rng
+from .workloads import (
+    ELEMENTS,
+    ROWS,
+    Case,
+    Fn,
+    _pick,
+    _rng,
+    element_problem,
+    scatter_add_problem,
+    strided_problem,
+)
 
 GATHER_ROWS = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,)}
 
@@ -75,13 +85,8 @@ def scatter_add(ctx: Ctx, quick: bool) -> Case:
     """2. Add 262144 rows into a [65536, 64] f32 table, random (repeating) rows."""
     from jax import lax
 
-    n, k, d = _pick(65536, 8192, quick), _pick(262144, 32768, quick), 64
-    rng = _rng()
-    host = rng.standard_normal((n, d), dtype=np.float32)
-    idx_host = rng.integers(0, n, k)
-    upd_host = rng.standard_normal((k, d), dtype=np.float32)
-    expected = host.astype(np.float64)
-    np.add.at(expected, idx_host, upd_host.astype(np.float64))
+    host, idx_host, upd_host, expected = scatter_add_problem(quick)
+    (k, d) = upd_host.shape
     idx, upd = ctx.asarray(idx_host[:, None]), ctx.asarray(upd_host)
     dims = lax.ScatterDimensionNumbers(
         update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
@@ -160,13 +165,8 @@ def _scatter_update_copy(cache: Any, slots: Any, src: Any) -> Any:
 
 def element_scatter(ctx: Ctx, quick: bool) -> Case:
     """4. Replace 4M unique positions of a 16M f32 vector (``x.at[i].set``)."""
-    n, k = _pick(1 << 24, 1 << 21, quick), _pick(1 << 22, 1 << 19, quick)
-    rng = _rng()
-    host = rng.standard_normal(n, dtype=np.float32)
-    idx_host = rng.permutation(n)[:k]
-    upd_host = rng.standard_normal(k, dtype=np.float32)
-    expected = host.copy()
-    expected[idx_host] = upd_host
+    host, idx_host, upd_host, expected = element_problem(quick)
+    (n,), (k,) = host.shape, upd_host.shape
     idx, upd = ctx.asarray(idx_host[:, None]), ctx.asarray(upd_host)
     variants = {  # indexops variant -> (unique_indices, mode), the same for x.at[].set
         "unique=True": (True, "drop"),
@@ -254,13 +254,7 @@ def dynamic_update(ctx: Ctx, quick: bool) -> Case:
 
 def strided_slice_scatter(ctx: Ctx, quick: bool) -> Case:
     """6. Every 2nd row and 3rd column of (a copy of) [4096, 4096] f32 (static slices)."""
-    n = _pick(4096, 1024, quick)
-    key = (slice(0, n, 2), slice(0, n, 3))
-    rng = _rng()
-    host = rng.standard_normal((n, n), dtype=np.float32)
-    upd_host = rng.standard_normal(host[key].shape, dtype=np.float32)
-    expected = host.copy()
-    expected[key] = upd_host
+    n, key, host, upd_host, expected = strided_problem(quick)
     upd = ctx.asarray(upd_host)
 
     def ours(x: Any, u: Any) -> Any:

@@ -106,8 +106,8 @@ def _jax_row_gather(jx: Ctx | None, idx_host: np.ndarray, d: int) -> Fn | None:
     return lambda x: fn(x, idx)
 
 
-def scatter_add(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
-    """2. In-place add of 262144 rows into a [65536, 64] f32 table, random (repeating) rows."""
+def scatter_add_problem(quick: bool) -> tuple[Any, Any, Any, Any]:
+    """Workload 2's data: the table, the rows, the updates and the expected sum (f64)."""
     n, k, d = _pick(65536, 8192, quick), _pick(262144, 32768, quick), 64
     rng = _rng()
     host = rng.standard_normal((n, d), dtype=np.float32)
@@ -115,6 +115,13 @@ def scatter_add(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
     upd_host = rng.standard_normal((k, d), dtype=np.float32)
     expected = host.astype(np.float64)
     np.add.at(expected, idx_host, upd_host.astype(np.float64))
+    return host, idx_host, upd_host, expected
+
+
+def scatter_add(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
+    """2. In-place add of 262144 rows into a [65536, 64] f32 table, random (repeating) rows."""
+    host, idx_host, upd_host, expected = scatter_add_problem(quick)
+    (k, d) = upd_host.shape
     idx, upd = ctx.asarray(idx_host), ctx.asarray(upd_host)
     idx2 = idx[:, None]  # a view: indexops and native read the same index memory
 
@@ -268,8 +275,8 @@ def _jax_rows_set(jx: Ctx | None, rows_host: np.ndarray, values_host: np.ndarray
     return lambda x: fn(x, rows, values)
 
 
-def element_scatter(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
-    """4. Replace 4M unique positions of a 16M f32 vector, functionally (a new array)."""
+def element_problem(quick: bool) -> tuple[Any, Any, Any, Any]:
+    """Workload 4's data: the vector, unique positions, their values, the expected result."""
     n, k = _pick(1 << 24, 1 << 21, quick), _pick(1 << 22, 1 << 19, quick)
     rng = _rng()
     host = rng.standard_normal(n, dtype=np.float32)
@@ -277,6 +284,13 @@ def element_scatter(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
     upd_host = rng.standard_normal(k, dtype=np.float32)
     expected = host.copy()
     expected[idx_host] = upd_host
+    return host, idx_host, upd_host, expected
+
+
+def element_scatter(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
+    """4. Replace 4M unique positions of a 16M f32 vector, functionally (a new array)."""
+    host, idx_host, upd_host, expected = element_problem(quick)
+    (n,), (k,) = host.shape, upd_host.shape
     idx, upd = ctx.asarray(idx_host), ctx.asarray(upd_host)
     idx2 = idx[:, None]  # a view: indexops and native read the same index memory
 
@@ -372,8 +386,8 @@ def _jax_dynamic_update(jx: Ctx | None, upd_host: np.ndarray, start: tuple[int, 
     return lambda x: fn(x, upd)
 
 
-def strided_slice_scatter(ctx: Ctx, quick: bool, jx: Ctx | None, copy: bool) -> Case:
-    """6. ``slice_scatter`` into every 2nd row and 3rd column of [4096, 4096] f32."""
+def strided_problem(quick: bool) -> tuple[int, tuple[slice, slice], Any, Any, Any]:
+    """Workload 6's data: n, the key, the operand, the updates and the expected result."""
     n = _pick(4096, 1024, quick)
     key = (slice(0, n, 2), slice(0, n, 3))
     rng = _rng()
@@ -381,6 +395,12 @@ def strided_slice_scatter(ctx: Ctx, quick: bool, jx: Ctx | None, copy: bool) -> 
     upd_host = rng.standard_normal(host[key].shape, dtype=np.float32)
     expected = host.copy()
     expected[key] = upd_host
+    return n, key, host, upd_host, expected
+
+
+def strided_slice_scatter(ctx: Ctx, quick: bool, jx: Ctx | None, copy: bool) -> Case:
+    """6. ``slice_scatter`` into every 2nd row and 3rd column of [4096, 4096] f32."""
+    n, key, host, upd_host, expected = strided_problem(quick)
     upd = ctx.asarray(upd_host)
     moved = (2 * n * n * 4 if copy else 0) + 2 * upd_host.nbytes
 
