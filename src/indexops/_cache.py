@@ -33,7 +33,6 @@ def static_cache(maxsize: int = 512) -> Callable[[F], F]:
                 return fn(*args)
             return cached(*args)
 
-        lookup.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
         return lookup  # type: ignore[return-value]
 
     return decorate

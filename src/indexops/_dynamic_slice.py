@@ -146,6 +146,7 @@ def _starts(backend: Backend, op: str, operand: Array, start_indices: Any) -> tu
     arrays = [items] if is_array(items) else [item for item in items if type(item) is not int]
     if all(backend_for(op, start_indices=a).values_on_host(a) for a in arrays):
         return index_ints(op, "start_indices", items)
+    # device starts are used with operand: the same library, or indexops' error
     backend_for(op, operand=operand, **{f"start_indices[{k}]": a for k, a in enumerate(arrays)})
     entries: tuple[Any, ...] = items
     if is_array(items):
