@@ -164,7 +164,8 @@ def test_every_kind_is_tested():
 LOOSER_IN_0_2_0 = [
     ("tile_invalid", ST_2D, dict(tile_shape=(4, 8))),  # a multiple of s
     ("dtype", ST_2D, dict(src_dtype="fp16")),
-    ("shape", ST_2D, dict(src_shape=(10, 16))),
+    # src's d differs from input's: 0.2.0 cuts src, so view and tile take src's d (section 7)
+    ("shape", ST_2D, dict(src_shape=(10, 16), view_shape=(4, 16), tile_shape=(2, 16))),
     ("shape", ST_2D, dict(src_shape=(9, 8))),
     ("tile_d_mismatch", CACHE_4D, dict(tile_shape=(1, 2, 1, 8))),  # d split in 4-D
     ("tile_invalid", CACHE_4D, dict(tile_shape=(1, 2, 2, 16))),
@@ -184,6 +185,12 @@ def test_pypto_0_2_0_accepts_with_a_warning(kind, base, changes):
     [
         ("tile_invalid", ST_2D, dict(tile_shape=(3, 8))),  # neither divisor nor multiple of s
         ("tile_d_mismatch", ST_2D, dict(tile_shape=(2, 4))),  # 2-D checks tileD
+        # ... against src's d, not input's
+        ("tile_d_mismatch", ST_2D, dict(src_shape=(10, 16), view_shape=(4, 16))),
+        ("view_invalid", ST_2D, dict(src_shape=(10, 16), tile_shape=(2, 16))),
+        # a view of src rows that are not whole index rows, unless it is all of src
+        ("view_invalid", ST_2D, dict(src_shape=(9, 8), view_shape=(3, 8))),
+        ("dtype", ST_2D, dict(dtype="uint8")),  # int8 compiled; nothing else was probed
         ("index_dtype", ST_2D, dict(index_dtype="int8")),
         ("dim", ST_2D, dict(dim=0)),
         ("empty", ST_2D, dict(index_shape=(5, 0), src_shape=(0, 8))),
@@ -231,3 +238,35 @@ def test_profiles_and_user_hardware():
     big = _tile_case(1, 200, 576, "bf16", "int64")
     assert check(big).kinds == ("ub_overflow",)
     assert check_scatter_update(**big, hardware=ascend950).ok
+
+
+# Section 7 of the reference notes: three calls PyPTO 0.2.0 compiles and ran in SIM.
+SECTION_7 = {
+    "tile d against src's d": (
+        dict(input_shape=(16, 32), index_shape=(2, 2), src_shape=(4, 16), dtype="fp32",
+             index_dtype="int64", view_shape=(4, 16), tile_shape=(2, 16)),
+        ("shape", "view_invalid", "tile_d_mismatch"), ("shape",), 2 * 64 + 32,
+    ),
+    "src not b*s rows, a matching view": (
+        dict(input_shape=(16, 32), index_shape=(2, 2), src_shape=(3, 32), dtype="fp32",
+             index_dtype="int64", view_shape=(3, 32), tile_shape=(2, 32)),
+        ("shape", "view_invalid"), ("shape", "view_invalid"), 2 * 128 + 32,
+    ),
+    "int8 data": (
+        dict(input_shape=(16, 32), index_shape=(2, 2), src_shape=(4, 32), dtype="int8",
+             index_dtype="int32", view_shape=(4, 32), tile_shape=(2, 32)),
+        ("dtype",), ("dtype",), 2 * 32 + 32,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", SECTION_7)
+def test_pypto_0_2_0_accepts_what_section_7_compiled(case):
+    call, doc_kinds, warned, ub = SECTION_7[case]
+    assert check(call, "doc").kinds == doc_kinds  # the documented contract is unchanged
+    loose = check(call, "pypto-0.2.0")
+    assert loose.ok and loose.ub_bytes == ub, loose
+    assert tuple(w.kind for w in loose.warnings) == warned
+    assert all("PyPTO 0.2.0 compiles this" in w.message for w in loose.warnings)
+    # what makes the result undefined is marked so: only int8 data has a defined result
+    assert any(w.undefined for w in loose.warnings) == (case != "int8 data")

@@ -21,6 +21,9 @@ SIZES = {
 VALUE_DTYPES = ("fp32", "fp16", "bf16", "int32", "int16")
 """Dtypes PyPTO's ``scatter_update`` documents for ``input`` and ``src``."""
 
+LOOSE_VALUE_DTYPES = ("int8",)
+"""Dtypes PyPTO 0.2.0 compiles for ``input`` and ``src`` although the docs do not list them."""
+
 INDEX_DTYPES = ("int64", "int32", "int16")
 """Dtypes PyPTO's ``scatter_update`` accepts for ``index``."""
 

@@ -65,7 +65,8 @@ def emulate_scatter_update(
     ------
     RuleViolationError
         The rule set rejects the call, or (pypto-0.2.0) it compiles a call whose result is
-        undefined (src shape or dtype not matching input).
+        undefined (src shape or dtype not matching input, see
+        :attr:`Violation.undefined <indexops_npu.Violation>`): those are checked, never run.
     IndexOpsValueError
         A slot past the end (naming view, tile and ``(i, j)``), or an input that cannot be
         written in place. Nothing is written then.
@@ -109,7 +110,7 @@ def _check(
     )
     if not result.ok:
         raise RuleViolationError(OP, result)
-    undefined = [w for w in result.warnings if w.kind in ("shape", "dtype")]
+    undefined = [w for w in result.warnings if w.undefined]
     if undefined:
         raise RuleViolationError(
             OP + " (result undefined, not emulated)",

@@ -4,7 +4,8 @@
 violation at once, each with a :attr:`Violation.kind` from :data:`KINDS` and a message that
 says what to change. ``rules="doc"`` enforces the documented contract;
 ``rules="pypto-0.2.0"`` reproduces what that compiler accepts, which is looser: what the
-contract forbids but 0.2.0 compiles is reported in :attr:`CheckResult.warnings`.
+contract forbids but 0.2.0 compiles is reported in :attr:`CheckResult.warnings`. Some of
+those calls compile but have no defined result (:attr:`Violation.undefined`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from indexops import IndexOpsValueError
 from indexops._extension import as_int, as_tuple, scatter_update_src_shape, value_error
 
-from .dtypes import INDEX_DTYPES, VALUE_DTYPES, dtype_name, itemsize
+from .dtypes import INDEX_DTYPES, LOOSE_VALUE_DTYPES, VALUE_DTYPES, dtype_name, itemsize
 from .hardware import ATLAS_A2, Hardware
 from .tiling import Tiling, ub_bytes
 
@@ -31,7 +32,7 @@ KINDS = {
     "rank": "input rank not 2 or 4, src rank differs from input, or index not 2-D",
     "empty": "a zero-sized dimension in input, index or src",
     "size_limit": "input or src has more than INT32_MAX elements",
-    "dtype": "input dtype not FP32/FP16/BF16/INT32/INT16, or src dtype differs",
+    "dtype": "input dtype not FP32/FP16/BF16/INT32/INT16 (0.2.0: or INT8), or src dtype differs",
     "index_dtype": "index dtype not INT64/INT32/INT16",
     "shape": "src shape does not fit input and index (d, b*s rows, [b, s, 1, d])",
     "view_invalid": "ViewShape of the wrong rank, non-positive, not whole index rows or d",
@@ -44,10 +45,16 @@ KINDS = {
 
 @dataclass(frozen=True)
 class Violation:
-    """One broken rule: its :data:`KINDS` key and a message that says what to change."""
+    """One broken rule: its :data:`KINDS` key and a message that says what to change.
+
+    ``undefined`` marks what PyPTO 0.2.0 compiles although the result is not defined (src
+    shape or dtype not matching input): :func:`~indexops_npu.emulate_scatter_update`
+    refuses to run it.
+    """
 
     kind: str
     message: str
+    undefined: bool = False
 
     def __str__(self) -> str:
         return f"[{self.kind}] {self.message}"
@@ -102,9 +109,15 @@ class _Collector:
         self.violations: list[Violation] = []
         self.warnings: list[Violation] = []
 
-    def add(self, kind: str, message: str, loose: bool = False) -> None:
-        if loose and self.rules == "pypto-0.2.0":
-            self.warnings.append(Violation(kind, f"{message} (PyPTO 0.2.0 compiles this)"))
+    @property
+    def loose(self) -> bool:
+        """Whether the rule set is PyPTO 0.2.0's."""
+        return self.rules == "pypto-0.2.0"
+
+    def add(self, kind: str, message: str, loose: bool = False, undefined: bool = False) -> None:
+        if loose and self.loose:
+            text = f"{message} (PyPTO 0.2.0 compiles this)"
+            self.warnings.append(Violation(kind, text, undefined))
         else:
             self.violations.append(Violation(kind, message))
 
@@ -171,11 +184,11 @@ def check_scatter_update(
     if not _structure(*shapes, out):
         return _result(out, None, None, hardware)
     _shapes(*shapes, out)
-    tiling = _tiling(shapes[0], shapes[1], view_shape, tile_shape, out)
+    tiling = _tiling(*shapes, view_shape, tile_shape, out)
     if tiling is None:
         return _result(out, None, None, hardware)
     b, s = shapes[1]
-    t = tiling.clipped(b, s, shapes[0][-1])
+    t = tiling.clipped(b, s, _cut_d(*shapes, out))
     ub = int(ub_bytes(t.tile_b, t.tile_s, t.tile_d, itemsize(value), itemsize(index), hardware))
     if ub > hardware.ub_bytes:
         out.add("ub_overflow", _ub_message(ub, t, value, index, hardware))
@@ -204,13 +217,18 @@ def _dtypes(dtype: Any, src_dtype: Any, index_dtype: Any, out: _Collector) -> tu
     src_value = value if src_dtype is None else dtype_name(src_dtype, "src_dtype")
     index = dtype_name(index_dtype, "index_dtype")
     if value not in VALUE_DTYPES:
-        out.add("dtype", f"dtype={value}: use one of {', '.join(VALUE_DTYPES)} for input and src")
+        out.add(
+            "dtype",
+            f"dtype={value}: use one of {', '.join(VALUE_DTYPES)} for input and src",
+            loose=value in LOOSE_VALUE_DTYPES,
+        )
     if src_value != value:
         out.add(
             "dtype",
             f"src dtype {src_value} differs from input dtype {value}: cast src "
             "to the input's dtype",
             loose=True,
+            undefined=True,
         )
     if index not in INDEX_DTYPES:
         out.add(
@@ -273,6 +291,7 @@ def _shapes(
             f"input_shape={input_shape}: a 4-D cache is [blockNum, blockSize, 1, "
             "d]; dim 2 must be 1",
             loose=True,
+            undefined=True,
         )
     expected = scatter_update_src_shape(input_shape, index_shape)
     if src_shape != expected:
@@ -281,12 +300,24 @@ def _shapes(
             f"src_shape={src_shape}: expected {expected} for input "
             f"{input_shape} and index {index_shape} (no broadcasting)",
             loose=True,
+            undefined=True,
         )
+
+
+def _cut_d(
+    input_shape: tuple[int, ...],
+    index_shape: tuple[int, ...],
+    src_shape: tuple[int, ...],
+    out: _Collector,
+) -> int:
+    """The ``d`` that views and tiles must match: input's (doc), src's (PyPTO 0.2.0 cuts src)."""
+    return src_shape[-1] if out.loose else input_shape[-1]
 
 
 def _tiling(
     input_shape: tuple[int, ...],
     index_shape: tuple[int, ...],
+    src_shape: tuple[int, ...],
     view_shape: Sequence[int],
     tile_shape: Sequence[int],
     out: _Collector,
@@ -294,9 +325,9 @@ def _tiling(
     """The view and tile in index space, or None when either is malformed."""
     view = as_tuple(OP, "view_shape", view_shape)
     tile = as_tuple(OP, "tile_shape", tile_shape)
-    rank, d = len(input_shape), input_shape[-1]
-    s = index_shape[1]
-    view_bs = _view(rank, s, d, view, out)
+    rank, d = len(input_shape), _cut_d(input_shape, index_shape, src_shape, out)
+    b, s = index_shape
+    view_bs = _view(rank, (b, s), src_shape[0], d, view, out)
     tile_bsd = _tile_2d(s, d, tile, out) if rank == 2 else _tile_4d(d, tile, out)
     if view_bs is None or tile_bsd is None:
         return None
@@ -304,7 +335,7 @@ def _tiling(
 
 
 def _view(
-    rank: int, s: int, d: int, view: tuple[int, ...], out: _Collector
+    rank: int, index: tuple[int, int], src_rows: int, d: int, view: tuple[int, ...], out: _Collector
 ) -> tuple[int, int] | None:
     form = "[viewB*s, d]" if rank == 2 else "[viewB, viewS, 1, d]"
     if len(view) != rank or any(n <= 0 for n in view):
@@ -313,13 +344,17 @@ def _view(
     if view[-1] != d or (rank == 4 and view[2] != 1):
         out.add("view_invalid", f"view_shape={view}: d is never split, use {form} with d={d}")
         return None
+    b, s = index
     if rank == 2 and view[0] % s:
+        # PyPTO 0.2.0 compiles a view of all the rows of a src that is not b*s rows long
+        whole_src = out.loose and src_rows != b * s and view[0] == src_rows
         out.add(
             "view_invalid",
             f"view_shape={view}: view rows must be whole index rows, a "
             f"multiple of s={s} (e.g. {s * max(1, view[0] // s)})",
+            loose=whole_src,
         )
-        return None
+        return (b, s) if whole_src else None
     return (view[0] // s, s) if rank == 2 else (view[0], view[1])
 
 
