@@ -78,8 +78,11 @@ def test_pypto_st_case_views_and_tiles():
     assert report.ub_peak_bytes == 2 * 32 + 32 and report.tile_ub_bytes.tolist() == [96] * 5
     assert report.traffic.read.sum() == 10 * 8 * 4 + 10 * 8
     assert report.gm_bytes == 10 * 8 * 4 + 10 * 8 + 10 * 8 * 4
-    assert report.tiles_per_core.sum() == 5 and report.tiles_per_core[:5].tolist() == [1] * 5
+    # tiles go round-robin over the cores within each view: views of 2, 2 and 1 tiles
+    assert report.tile_core.tolist() == [0, 1, 0, 1, 0]
+    assert report.tiles_per_core.sum() == 5 and report.tiles_per_core[:3].tolist() == [3, 2, 0]
     assert report.estimate.time_s > 0 and report.estimate.bound in ("cores", "hbm", "dispatch")
+    assert report.estimate.views == 3 and report.estimate.startup_s > 0
     assert "tiles 5" in report.summary()
 
 
@@ -317,7 +320,8 @@ def plotted_report():
 def test_plot(tmp_path):
     pytest.importorskip("matplotlib")
     fig = plotted_report().plot(str(tmp_path / "plan.png"))
-    assert (tmp_path / "plan.png").stat().st_size > 1000 and len(fig.axes) == 4
+    # slots by tile, by core (cores 0 and 1 run two tiles each), timeline; three colour bars
+    assert (tmp_path / "plan.png").stat().st_size > 1000 and len(fig.axes) == 6
     flat = np.zeros((10, 3), np.int32)
     report = emulate_scatter_update(
         flat,
@@ -327,7 +331,44 @@ def test_plot(tmp_path):
         view_shape=(2, 3),
         tile_shape=(1, 3),
     )
-    assert len(report.plot().axes) == 4
+    assert len(report.plot().axes) == 6
+
+
+def test_plot_leaves_out_the_core_panel_when_it_would_repeat_the_tiles():
+    pytest.importorskip("matplotlib")
+    report = emulate_scatter_update(
+        np.zeros((10, 3), np.int32), -2, np.array([[1, 2], [5, -1]]), np.ones((4, 3), np.int32),
+        view_shape=(4, 3), tile_shape=(1, 3),
+    )  # fmt: skip
+    assert report.tiles_per_core.max() == 1
+    titles = [ax.get_title() for ax in report.plot().axes]
+    assert len(titles) == 4 and not any("vector core that writes" in t for t in titles)
+
+
+def test_timeline_draws_each_tile_on_its_core_when_it_runs():
+    pytest.importorskip("matplotlib")
+    from matplotlib.colors import to_rgba
+
+    report = plotted_report()
+    fig = report.plot()
+    timeline = next(ax for ax in fig.axes if ax.get_title().startswith("timeline"))
+    assert "2 views one after another" in timeline.get_title()
+    (bars,) = timeline.containers
+    schedule = report.estimate.schedule
+    assert len(bars) == report.tiles == 6
+    for t, bar in enumerate(bars):
+        assert bar.get_x() == pytest.approx(schedule.tile_start_s[t] * 1e6)
+        assert bar.get_width() == pytest.approx(
+            (schedule.tile_end_s[t] - schedule.tile_start_s[t]) * 1e6
+        )
+        assert bar.get_y() + bar.get_height() / 2 == pytest.approx(report.tile_core[t])
+    # the second view waits for the first and its start-up, shown as a span
+    assert bars[4].get_x() > bars[3].get_x() + bars[3].get_width()
+    startup = [p for p in timeline.patches if p not in bars.patches]
+    assert any(p.get_facecolor()[:3] == to_rgba("tab:red")[:3] for p in startup)
+    # bars coloured by UB use: the colour bar goes up to the hardware's UB
+    ub_bar = next(ax for ax in fig.axes if "UB bytes per tile" in ax.get_ylabel())
+    assert ub_bar.get_ylim()[1] == report.hardware.ub_bytes
 
 
 @pytest.fixture
@@ -353,3 +394,26 @@ def test_plot_leaves_matplotlib_state_alone(svg_backend, tmp_path):
         assert pyplot.get_fignums() == figures
     finally:
         pyplot.close(users_figure)
+
+
+def test_section_7_calls_int8_runs_the_undefined_ones_are_refused():
+    int8 = np.zeros((16, 32), np.int8)
+    index = np.array([[3, 7], [-1, 12]], np.int32)
+    src = np.arange(128, dtype=np.int8).reshape(4, 32)
+    expected = indexops.scatter_update(int8, -2, index, src, copy=True)
+    args = dict(view_shape=(4, 32), tile_shape=(2, 32))
+    with pytest.raises(RuleViolationError, match="dtype=int8"):
+        emulate_scatter_update(int8.copy(), -2, index, src, **args)
+    report = emulate_scatter_update(int8, -2, index, src, **args, rules="pypto-0.2.0")
+    assert_same(int8, expected)
+    assert report.warnings and "int8" in report.warnings[0]
+    fp32 = np.zeros((16, 32), np.float32)
+    for src, view, tile in (
+        (np.ones((4, 16), np.float32), (4, 16), (2, 16)),  # tile's d is src's d
+        (np.ones((3, 32), np.float32), (3, 32), (2, 32)),  # src not b*s rows
+    ):
+        with pytest.raises(RuleViolationError, match="result undefined, not emulated"):
+            emulate_scatter_update(
+                fp32, -2, index, src, view_shape=view, tile_shape=tile, rules="pypto-0.2.0"
+            )
+        assert not fp32.any()

@@ -114,12 +114,32 @@ def test_cli_run_2d_pypto_rules_and_plot(capsys, tmp_path):
     assert "yes" in capsys.readouterr().out
 
 
-def test_cli_bad_arguments(capsys):
-    with pytest.raises(SystemExit):
-        main(["plan", "--input", "12xq"])
-    assert main(["plan", "--index", "8"]) == 2
-    assert main(["plan", "--dtype", "fp64"]) == 1
-    assert "error" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["plan", "--input", "12xq"], "argument --input: '12xq' is not a shape"),
+        (["plan", "--index", "8"], "argument --index: '8' is not an index shape"),
+        (["plan", "--top", "0"], "argument --top: '0' is not a positive whole number"),
+        # a dtype no one knows: the IndexOpsTypeError's text, as argparse prints errors
+        (
+            ["check", "--input", "256x128x1x576", "--index", "8x256", "--dtype", "bf17"],
+            "argument --dtype: indexops_npu: dtype='bf17' is not allowed",
+        ),
+        (["run", "--index-dtype", "int9"], "argument --index-dtype: indexops_npu: index_dtype="),
+        # values found bad after parsing: an IndexOpsError from the planner or the check
+        (["plan", "--dtype", "fp64"], "rejected under rules='doc': [dtype] dtype=fp64"),
+        (["check", "--input", "8x4x2", "--index", "2x2"], "input must be 2-D"),
+        (["run", "--input", "4x8x1x200000", "--index", "2x2"], "no legal tiling"),
+    ],
+)
+def test_cli_bad_arguments_exit_2_as_argparse_does(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: indexops-npu {argv[0]}")
+    assert f"indexops-npu {argv[0]}: error: " in err and message in err
+    assert "Traceback" not in err
 
 
 def test_random_problem_is_a_decode_write():
@@ -139,3 +159,49 @@ def test_python_dash_m():
         check=False,
     )
     assert done.returncode == 0 and "legal tilings" in done.stdout
+
+
+def plan_lines(out):
+    """(plan line, explanation line) pairs of ``indexops-npu plan``."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if "legal tilings" in line) + 1
+    body = lines[start:]
+    return list(zip(body[::2], body[1::2]))
+
+
+def test_cli_plan_top_says_why_each_plan_costs_what_it_does(capsys):
+    argv = ["plan", "--input", "256x64", "--index", "25x4", "--dtype", "bf16"]
+    assert main([*argv, "--index-dtype", "int32", "--top", "40"]) == 0
+    out = capsys.readouterr().out
+    pairs = plan_lines(out)
+    assert "18 legal tilings; the best 18:" in out and len(pairs) == 18
+    for plan, why in pairs:
+        views = int(plan.split("views")[1].split()[0])
+        tiles = int(plan.split("tiles")[1].split()[0])
+        total = plan.split()[-2]
+        assert why.strip().startswith(f"{views} view{'s' if views > 1 else ''}, ")
+        assert f"+ {tiles} tiles in " in why and " wave" in why and "-bound: " in why
+        assert why.endswith(f"= {total} us")
+        if views > 1:
+            assert f"{views - 1} x 4.38 us start-up" in why
+        else:
+            assert "no start-up" in why
+    # the best is one view of 25 tiles; a 25-view plan of the same tiles costs far more
+    assert pairs[0][0].split()[1] == "100x64" and "views     1" in pairs[0][0]
+
+
+def test_cli_readme_demo_plans_and_runs_one_view(capsys):
+    assert main(["plan", "--top", "1"]) == 0
+    ((plan, why),) = plan_lines(capsys.readouterr().out)
+    assert "views     1" in plan and why.strip().startswith("1 view, no start-up")
+    pytest.importorskip("ml_dtypes")  # the default problem is bf16
+    assert main(["run"]) == 0
+    assert "using the best plan: view (64, 2, 1, 576)" in capsys.readouterr().out
+
+
+def test_cli_states_the_device_it_plans(capsys):
+    assert main(["plan", "--top", "1", "--hardware", "a3"]) == 0
+    out = capsys.readouterr().out
+    assert "device: one die of 2: 48 of the package's 96 vector cores" in out
+    assert main(["plan", "--top", "1"]) == 0
+    assert "device: one device: 48 vector cores" in capsys.readouterr().out

@@ -2,20 +2,22 @@
 
 Shapes are written ``256x128x1x576``; dtypes as in PyPTO's docs (fp32, fp16, bf16, int32,
 int16, int64). Without arguments every subcommand uses :data:`DEFAULT`: a paged KV cache
-write of a decode batch.
+write of a decode batch. Bad arguments end as argparse's do: ``indexops-npu <command>:
+error: ...`` on stderr and exit status 2, also when the value is only found bad later (an
+:class:`~indexops.IndexOpsError`); a check that rejects its tiling, or a run whose result
+differs, exits with 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 import indexops
-from indexops import IndexOpsValueError
+from indexops import IndexOpsError, IndexOpsValueError
 from indexops._extension import scatter_update_src_shape
 
 from .dtypes import dtype_name, numpy_dtype
@@ -52,25 +54,68 @@ def _shape(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"{text!r} is not a shape like 256x128x1x576") from None
 
 
-def _parser() -> argparse.ArgumentParser:
+def _index_shape(text: str) -> tuple[int, int]:
+    shape = _shape(text)
+    if len(shape) != 2:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an index shape [b]x[s] like 8x256")
+    return shape[0], shape[1]
+
+
+def _dtype(arg: str) -> Callable[[str], str]:
+    """An argparse type: the canonical dtype name, or argparse's error with ours as text."""
+
+    def convert(text: str) -> str:
+        try:
+            return dtype_name(text, arg)
+        except IndexOpsError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(
         prog="indexops-npu", description="Check, plan and emulate PyPTO scatter_update on Ascend."
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    subs = {}
     for name, text in (
         ("check", "check one tiling against the rules"),
         ("plan", "rank the legal tilings by estimated time"),
         ("run", "emulate on random data and report"),
     ):
-        sub = commands.add_parser(name, help=text, description=text)
+        sub = subs[name] = commands.add_parser(name, help=text, description=text)
         sub.add_argument("--input", type=_shape, default=DEFAULT.input_shape, help="input shape")
-        sub.add_argument("--index", type=_shape, default=DEFAULT.index_shape, help="index [b]x[s]")
-        sub.add_argument("--dtype", default=DEFAULT.dtype, help="fp32, fp16, bf16, int32, int16")
-        sub.add_argument("--index-dtype", default=DEFAULT.index_dtype, help="int64, int32, int16")
+        sub.add_argument(
+            "--index", type=_index_shape, default=DEFAULT.index_shape, help="index [b]x[s]"
+        )
+        sub.add_argument(
+            "--dtype",
+            type=_dtype("dtype"),
+            default=DEFAULT.dtype,
+            help="fp32, fp16, bf16, int32, int16 (int8 under --rules pypto-0.2.0)",
+        )
+        sub.add_argument(
+            "--index-dtype",
+            type=_dtype("index_dtype"),
+            default=DEFAULT.index_dtype,
+            help="int64, int32, int16",
+        )
         sub.add_argument("--hardware", choices=sorted(PROFILES), default="a2")
         sub.add_argument("--rules", choices=RULES, default="doc")
         if name == "plan":
-            sub.add_argument("--top", type=int, default=10, help="how many tilings to show")
+            sub.add_argument(
+                "--top",
+                type=_positive,
+                default=10,
+                help="how many tilings to show, each with why it costs what it does",
+            )
             continue
         sub.add_argument("--view", type=_shape, help="ViewShape (default: the best plan's)")
         sub.add_argument("--tile", type=_shape, help="TileShape (default: the best plan's)")
@@ -78,35 +123,32 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--seed", type=int, default=0)
             sub.add_argument("--padding", type=float, default=0.1, help="fraction of -1 slots")
             sub.add_argument("--plot", metavar="PNG", help="save the plan drawing here")
-    return parser
+    return parser, subs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command; returns the exit status (1 when a check or run fails)."""
-    args = _parser().parse_args(argv)
-    index_shape = args.index
-    if len(index_shape) != 2:
-        print(f"--index must be [b]x[s], got {index_shape}", file=sys.stderr)
-        return 2
-    problem = Problem(
-        args.input,
-        (index_shape[0], index_shape[1]),
-        dtype_name(args.dtype),
-        dtype_name(args.index_dtype, "index_dtype"),
-    )
+    """Run the command; returns the exit status (1 when a check or run fails).
+
+    Bad arguments print ``indexops-npu <command>: error: ...`` and exit with status 2
+    (:class:`SystemExit`), as argparse does.
+    """
+    parser, subs = _parser()
+    args = parser.parse_args(argv)
+    problem = Problem(args.input, args.index, args.dtype, args.index_dtype)
     try:
         return {"check": _check, "plan": _plan, "run": _run}[args.command](problem, args)
-    except IndexOpsValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except IndexOpsError as exc:
+        subs[args.command].error(str(exc))
 
 
 def _describe(problem: Problem, args: argparse.Namespace) -> None:
+    hardware = PROFILES[args.hardware]
     print(
         f"scatter_update: input {problem.input_shape} {problem.dtype}, index "
         f"{problem.index_shape} {problem.index_dtype}, src {problem.src_shape}; "
-        f"{PROFILES[args.hardware].name}, rules={args.rules!r}"
+        f"{hardware.name}, rules={args.rules!r}"
     )
+    print(f"device: {hardware.scope()}")
 
 
 def _plans(problem: Problem, args: argparse.Namespace) -> list[Plan]:
@@ -154,7 +196,7 @@ def _plan(problem: Problem, args: argparse.Namespace) -> int:
     plans = _plans(problem, args)
     print(f"{len(plans)} legal tilings; the best {min(args.top, len(plans))}:")
     for plan in plans[: args.top]:
-        print(f"  {plan}")
+        print(f"  {plan}\n      {plan.estimate.explain()}")
     return 0 if plans else 1
 
 

@@ -11,6 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The cost model's constants, fitted to PyPTO 0.2.0's SIM (see indexops_npu.calibration).
+VIEW_STARTUP_CYCLES = 8100.0
+TILE_OVERHEAD_CYCLES = 650.0
+STORE_ISSUE_CYCLES = 0.0
+DISPATCH_CYCLES_PER_TILE = 360.0
+
 
 @dataclass(frozen=True)
 class Hardware:
@@ -32,14 +38,20 @@ class Hardware:
         Global-memory (HBM) bandwidth of the device.
     gm_read_bytes_per_cycle, gm_write_bytes_per_cycle : float
         DMA rates of one core, GM to UB (MTE2) and UB to GM (MTE3).
+    view_startup_cycles : float
+        Fixed cost of starting each view after the first, before its first tile (fitted).
     tile_overhead_cycles : float
-        Fixed cost of one tile on its core: DMA setup and pipeline synchronisation (assumed).
+        Fixed cost of one tile on its core: DMA setup and pipeline synchronisation (fitted).
     store_issue_cycles : float
-        Cost of issuing one row store (one ``TSTORE`` per token) (assumed).
+        Cost of issuing one row store (one ``TSTORE`` per token) (fitted).
     dispatch_cycles_per_tile : float
-        Serial cost of scheduling one tile (task) onto a core (assumed).
+        Serial cost of handing one tile (task) to a core, inside a view (fitted).
     dies_per_package : int
-        Dies per package; each die is its own device, the emulator models one.
+        Dies per package. Each die is its own device, with its own vector cores, UB and HBM
+        (nothing of these is shared between dies), so a kernel runs on one die: the
+        emulator models one, and ``vector_cores`` and ``hbm_bytes_per_s`` are per die.
+    die_link_bytes_per_s : float or None
+        Bandwidth between the dies of a package, when there are several.
     """
 
     name: str
@@ -50,10 +62,36 @@ class Hardware:
     hbm_bytes_per_s: float = 1.6e12
     gm_read_bytes_per_cycle: float = 32.0
     gm_write_bytes_per_cycle: float = 64.0
-    tile_overhead_cycles: float = 400.0
-    store_issue_cycles: float = 32.0
-    dispatch_cycles_per_tile: float = 350.0
+    view_startup_cycles: float = VIEW_STARTUP_CYCLES
+    tile_overhead_cycles: float = TILE_OVERHEAD_CYCLES
+    store_issue_cycles: float = STORE_ISSUE_CYCLES
+    dispatch_cycles_per_tile: float = DISPATCH_CYCLES_PER_TILE
     dies_per_package: int = 1
+    die_link_bytes_per_s: float | None = None
+
+    @property
+    def package_vector_cores(self) -> int:
+        """Vector cores of the whole package (all dies)."""
+        return self.vector_cores * self.dies_per_package
+
+    def scope(self) -> str:
+        """What the planner and the cost model assume about the device, in one sentence.
+
+        Examples
+        --------
+        >>> print(ATLAS_A3.scope())
+        one die of 2: 48 of the package's 96 vector cores, with the die's own UB and HBM
+        (about 1.6 TB/s); each die is its own device, so a kernel runs on one
+        """
+        own = f"{self.vector_cores} vector cores"
+        if self.dies_per_package == 1:
+            return f"one device: {own}, HBM {self.hbm_bytes_per_s / 1e12:.1f} TB/s"
+        return (
+            f"one die of {self.dies_per_package}: {self.vector_cores} of the package's "
+            f"{self.package_vector_cores} vector cores, with the die's own UB and HBM "
+            f"(about {self.hbm_bytes_per_s / 1e12:.1f} TB/s); each die is its own device, "
+            "so a kernel runs on one"
+        )
 
     def align(self, nbytes: int) -> int:
         """``nbytes`` rounded up to a whole number of UB blocks.
@@ -78,13 +116,18 @@ The UB limit (a total equal to 196608 bytes is accepted) was measured with PyPTO
 compiler in SIM mode.
 """
 
-ATLAS_A3 = Hardware(name="Atlas A3 (Ascend 910C), one die", dies_per_package=2)
+ATLAS_A3 = Hardware(
+    name="Atlas A3 (Ascend 910C), one die", dies_per_package=2, die_link_bytes_per_s=224e9
+)
 """Atlas A3 series, Ascend 910C: two 910B-class dies per package, each its own device.
 
 Per die the same numbers as :data:`ATLAS_A2` (pypto uses the one file ``A2A3.ini`` for
 both; the PyPTO performance tutorial states A3's UB as 192 KB). The HBM figure of about
 1.6 TB/s per die comes from a third-party performance model (``HWConf`` Ascend_A3Pod), so
-treat it as an estimate.
+treat it as an estimate. The two dies share nothing the kernel uses: each has its 48 vector
+cores (their UB is per core), its 64 GiB of HBM and its L2, and each shows up as its own
+device (16 per 8-card server), so the planner plans one die. The dies are linked by SIO at
+about 224 GB/s (the same third-party model), far below a die's HBM.
 """
 
 PROFILES = {"a2": ATLAS_A2, "a3": ATLAS_A3}

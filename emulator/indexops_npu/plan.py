@@ -40,8 +40,7 @@ class Plan:
         tile = "x".join(map(str, self.tile_shape))
         return (
             f"view {view:>16}  tile {tile:>14}  views {self.views:>5}  tiles {self.tiles:>6}  "
-            f"UB {self.ub_bytes:>6} B  {self.estimate.time_s * 1e6:9.2f} us "
-            f"({self.estimate.bound})"
+            f"UB {self.ub_bytes:>6} B  {self.estimate.time_s * 1e6:9.2f} us"
         )
 
 
@@ -70,7 +69,8 @@ def plan_scatter_update(
     Returns
     -------
     list of Plan
-        Sorted by estimated time, then fewer views and tiles.
+        Sorted by estimated time, then fewer views and tiles. The estimates are for one
+        device as ``hardware.scope()`` says (on Atlas A3, one die of the package).
 
     Raises
     ------
@@ -98,6 +98,60 @@ def plan_scatter_update(
         if result.ok:
             plans.append(_plan(result, view, tile, input_shape, index_shape, value, index))
     return sorted(plans, key=lambda p: (p.estimate.time_s, p.views, p.tiles))
+
+
+def plan_tiling(
+    input_shape: Sequence[int],
+    index_shape: Sequence[int],
+    src_shape: Sequence[int] | None = None,
+    *,
+    dtype: Any,
+    index_dtype: Any,
+    view_shape: Sequence[int],
+    tile_shape: Sequence[int],
+    hardware: Hardware = ATLAS_A2,
+    rules: str = "doc",
+) -> Plan:
+    """The plan of one given tiling: its estimate, as :func:`plan_scatter_update` ranks it.
+
+    ``src_shape`` defaults to the one ``input_shape`` and ``index_shape`` imply.
+
+    Raises
+    ------
+    RuleViolationError
+        When the rule set rejects the call or its tiling.
+
+    Examples
+    --------
+    >>> one = plan_tiling([256, 64], [25, 4], dtype="bf16", index_dtype="int32",
+    ...                   view_shape=[100, 64], tile_shape=[4, 64])
+    >>> many = plan_tiling([256, 64], [25, 4], dtype="bf16", index_dtype="int32",
+    ...                    view_shape=[4, 64], tile_shape=[4, 64])
+    >>> (one.views, one.tiles), (many.views, many.tiles)
+    ((1, 25), (25, 25))
+    >>> many.estimate.time_s > 10 * one.estimate.time_s
+    True
+    """
+    input_shape = as_tuple(OP, "input_shape", input_shape)
+    index_shape = as_tuple(OP, "index_shape", index_shape)
+    if src_shape is None:
+        src_shape = _src_shape(input_shape, index_shape)
+    value, index = dtype_name(dtype), dtype_name(index_dtype, "index_dtype")
+    result = check_scatter_update(
+        input_shape,
+        index_shape,
+        src_shape,
+        dtype=value,
+        index_dtype=index,
+        view_shape=view_shape,
+        tile_shape=tile_shape,
+        hardware=hardware,
+        rules=rules,
+    )
+    if not result.ok:
+        raise RuleViolationError(OP, result)
+    view, tile = as_tuple(OP, "view_shape", view_shape), as_tuple(OP, "tile_shape", tile_shape)
+    return _plan(result, view, tile, input_shape, index_shape, value, index)
 
 
 def _src_shape(input_shape: tuple[int, ...], index_shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -148,6 +202,5 @@ def _plan(
     b, s = index_shape
     grid = tile_grid(b, s, input_shape[-1], result.tiling)
     moved = traffic(grid, grid.rows, itemsize(value), itemsize(index))
-    cost = estimate(moved, grid.rows, result.hardware)
-    views = int(grid.view.max()) + 1
-    return Plan(view, tile, views, grid.count, result.ub_bytes, cost)
+    cost = estimate(grid, moved, grid.rows, result.hardware)
+    return Plan(view, tile, cost.views, grid.count, result.ub_bytes, cost)

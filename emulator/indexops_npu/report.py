@@ -14,7 +14,7 @@ import numpy as np
 
 from indexops._extension import Array
 
-from .cost import Estimate, Traffic, core_of_tiles, estimate, traffic
+from .cost import Estimate, Traffic, estimate, traffic
 from .dtypes import dtype_name, itemsize
 from .hardware import Hardware
 from .rules import CheckResult
@@ -37,13 +37,15 @@ class Report:
     grid : TileGrid
         Every tile in execution order.
     tile_core, tile_stored, tile_ub_bytes : ndarray
-        Per tile: its vector core, the rows it stores (non-negative slots), its UB bytes.
+        Per tile: its vector core (round-robin within its view), the rows it stores
+        (non-negative slots), its UB bytes.
     slot_tile : ndarray
         Per cache slot: the tile whose write it keeps, or -1 when no tile writes it.
     traffic : Traffic
         GM bytes read and written per tile.
     estimate : Estimate
-        The cost model's time (see :mod:`indexops_npu.cost`).
+        The cost model's time and its schedule: when each view and tile runs (see
+        :mod:`indexops_npu.cost`).
     padding : int
         Tokens skipped because their slot is negative.
     warnings : tuple of str
@@ -105,9 +107,7 @@ class Report:
             f"UB per tile: peak {self.ub_peak_bytes} of {self.hardware.ub_bytes} bytes",
             f"GM traffic: {int(self.traffic.read.sum())} bytes read, "
             f"{int(self.traffic.written.sum())} written; {self.padding} padding slots skipped",
-            f"estimated time {est.time_s * 1e6:.2f} us ({est.bound}-bound: cores "
-            f"{est.cores_s * 1e6:.2f}, HBM {est.hbm_s * 1e6:.2f}, dispatch "
-            f"{est.dispatch_s * 1e6:.2f} us)",
+            f"estimated time: {est.explain()}",
         ]
         return "\n".join(lines + [f"warning: {w}" for w in self.warnings])
 
@@ -115,7 +115,9 @@ class Report:
         return self.summary()
 
     def plot(self, path: str | None = None, **kwargs: Any) -> Figure:
-        """Draw the cache's slots coloured by the tile and by the core that write them.
+        """Draw the cache's slots coloured by the tile (and the core) that write them, and a
+        timeline: the views one after another, each tile a bar on its core, coloured by its
+        UB use.
 
         Needs matplotlib (the ``plot`` extra). Returns the figure; saves it to ``path`` if
         given. Keyword arguments go to :class:`matplotlib.figure.Figure`. The figure is
@@ -163,11 +165,12 @@ def build_report(
     position_tile = _position_tiles(grid, flat.size, s)
     stored = _stored_rows(grid, flat, s)
     moved = traffic(grid, stored, value_size, index_size)
+    cost = estimate(grid, moved, stored, hardware)
     return Report(
         cache_shape=cache_shape,
         tiling=tiling.clipped(b, s, shape[-1]),
         grid=grid,
-        tile_core=core_of_tiles(grid.count, hardware),
+        tile_core=cost.schedule.tile_core,
         tile_stored=stored,
         tile_ub_bytes=np.asarray(
             ub_bytes(
@@ -181,7 +184,7 @@ def build_report(
         ),
         slot_tile=_slot_tiles(math.prod(cache_shape), flat, winners, position_tile),
         traffic=moved,
-        estimate=estimate(moved, stored, hardware),
+        estimate=cost,
         padding=int((flat < 0).sum()),
         warnings=(
             *(str(w) for w in result.warnings),
