@@ -5,7 +5,9 @@
   violation, with the UB bytes per tile.
 - :func:`emulate_scatter_update`: run it view by view, tile by tile, into a real array,
   and get a :class:`Report` (tiles, UB, GM traffic, cores, estimated time, warnings).
-- :func:`plan_scatter_update`: the legal tilings, best estimate first.
+- :func:`plan_scatter_update`: the legal tilings, best estimate first; the estimates come
+  from :mod:`indexops_npu.cost`, fitted to PyPTO 0.2.0's SIM in
+  :mod:`indexops_npu.calibration`.
 
 The result of an emulation always equals :func:`indexops.scatter_update`.
 """

@@ -125,7 +125,7 @@ Per die the same numbers as :data:`ATLAS_A2` (pypto uses the one file ``A2A3.ini
 both; the PyPTO performance tutorial states A3's UB as 192 KB). The HBM figure of about
 1.6 TB/s per die comes from a third-party performance model (``HWConf`` Ascend_A3Pod), so
 treat it as an estimate. The two dies share nothing the kernel uses: each has its 48 vector
-cores (their UB is per core), its 64 GiB of HBM and its L2, and each shows up as its own
+cores (their UB is per core) and its 64 GiB of HBM, and each shows up as its own
 device (16 per 8-card server), so the planner plans one die. The dies are linked by SIO at
 about 224 GB/s (the same third-party model), far below a die's HBM.
 """
