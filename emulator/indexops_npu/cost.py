@@ -34,7 +34,22 @@ from .tiling import TileGrid
 class Estimate:
     """An estimated kernel time and its three limits, in seconds.
 
-    ``bound`` names the limit that sets ``time_s``: ``"cores"``, ``"hbm"`` or ``"dispatch"``.
+    Attributes
+    ----------
+    time_s : float
+        The estimate: the largest of the three limits.
+    cores_s, hbm_s, dispatch_s : float
+        The busiest core's time, the HBM transfer time and the scheduling time.
+    bound : {"cores", "hbm", "dispatch"}
+        The limit that sets ``time_s``.
+
+    Examples
+    --------
+    >>> from indexops_npu import plan_scatter_update
+    >>> plan = plan_scatter_update([64, 16], [4, 8], dtype="fp32", index_dtype="int32")[0]
+    >>> plan.estimate.time_s == max(plan.estimate.cores_s, plan.estimate.hbm_s,
+    ...                             plan.estimate.dispatch_s)
+    True
     """
 
     time_s: float
