@@ -13,7 +13,7 @@ with the three out-of-bounds modes. Every number drawn is computed by indexops.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,14 +28,14 @@ COLOURS = ("#4c72b0", "#dd8452", "#55a868")
 SHAPE = (5, 7)
 SIZES = (2, 3)
 STARTS = np.array([[0, 1], [2, 4], [4, 5]])
-GATHER = dict(
+GATHER: dict[str, Any] = dict(
     offset_dims=(1, 2),
     collapsed_slice_dims=(),
     start_index_map=(0, 1),
     index_vector_dim=1,
     slice_sizes=SIZES,
 )
-SCATTER = dict(
+SCATTER: dict[str, Any] = dict(
     update_window_dims=(1, 2),
     inserted_window_dims=(),
     scatter_dims_to_operand_dims=(0, 1),
@@ -152,7 +152,8 @@ def figure() -> Figure:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(12, 7.4), layout="constrained")
-    top, bottom = fig.subfigures(2, 1, height_ratios=[1.15, 1])
+    rows = fig.add_gridspec(2, 1, height_ratios=[1.15, 1])
+    top, bottom = fig.add_subfigure(rows[0]), fig.add_subfigure(rows[1])
     gather_row(list(top.subplots(1, 3, width_ratios=[7, 2, 3])))
     scatter_row(list(bottom.subplots(1, 3)))
     return fig
