@@ -39,6 +39,9 @@ collect_ignore = [
     for name in ("torch", "jax")
     if importlib.util.find_spec(name) is None
 ]
+# The Sphinx configuration, its extensions (which import Sphinx) and the build's outputs are
+# not documentation to test; the pages and the figure scripts are.
+collect_ignore += ["docs/conf.py", "docs/_ext", "docs/_build", "docs/_generated"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

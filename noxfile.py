@@ -1,4 +1,4 @@
-"""One ``tests`` session per backend, plus lint, typecheck and benchmarks.
+"""One ``tests`` session per backend, plus lint, typecheck, docs and benchmarks.
 
 ``nox -s tests`` runs every backend; ``nox -s "tests(backend='torch')"`` one of them.
 torch is pinned to 2.13.0 here only: its CPU build installs from a local wheel on our
@@ -45,6 +45,28 @@ def typecheck(session: nox.Session) -> None:
     """mypy on the library and the emulator."""
     session.install("-e", ".", "mypy>=1.10", "numpy")
     session.run("mypy")
+
+
+# Warnings (numpydoc validation, broken references, with -n every unresolved name) are
+# errors; -E rereads every page, so an unchanged page's warnings are not skipped.
+SPHINX_BUILD = (
+    "sphinx-build",
+    "-W",
+    "--keep-going",
+    "-n",
+    "-E",
+    "-b",
+    "html",
+    "docs",
+    "docs/_build/html",
+)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site in docs/_build/html; posargs go to sphinx-build."""
+    session.install("-e", ".[docs]")
+    session.run(*SPHINX_BUILD, *session.posargs)
 
 
 @nox.session

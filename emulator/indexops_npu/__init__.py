@@ -6,8 +6,8 @@
 - :func:`emulate_scatter_update`: run it view by view, tile by tile, into a real array,
   and get a :class:`Report` (tiles, UB, GM traffic, cores, estimated time, warnings).
 - :func:`plan_scatter_update`: the legal tilings, best estimate first; the estimates come
-  from :mod:`indexops_npu.cost`, fitted to PyPTO 0.2.0's SIM in
-  :mod:`indexops_npu.calibration`.
+  from a cost model fitted to PyPTO 0.2.0's SIM (``indexops_npu.cost`` and
+  ``indexops_npu.calibration``; the fit is in the NPU emulator guide).
 
 The result of an emulation always equals :func:`indexops.scatter_update`.
 """

@@ -57,11 +57,33 @@ class Schedule:
 class Estimate:
     """An estimated kernel time, and what it is made of (times in seconds).
 
-    ``startup_s`` is the start-ups of the views after the first; ``cores_s``,
-    ``dispatch_s`` and ``hbm_s`` are, summed over views, the busiest core's work, the
-    scheduler's hand-out time and the HBM time.
-    ``bound`` names the largest of those three (see :data:`LIMITS`); ``waves`` is the
-    number of rounds of tiles over the cores, summed over views.
+    Attributes
+    ----------
+    time_s : float
+        The estimate: the views' start-ups plus, per view, the later of its last tile's end
+        and its HBM time.
+    startup_s : float
+        The start-ups of the views after the first.
+    cores_s, dispatch_s, hbm_s : float
+        Summed over views: the busiest core's work, the scheduler's hand-out time and the
+        HBM time.
+    bound : {"cores", "dispatch", "hbm"}
+        The largest of those three (one of ``LIMITS``).
+    views, tiles : int
+        How many views and tiles the kernel runs.
+    waves : int
+        Rounds of tiles over the cores, summed over views.
+    cores : int
+        The vector cores the tiles are spread over.
+    schedule : Schedule
+        When each view and tile runs.
+
+    Examples
+    --------
+    >>> from indexops_npu import plan_scatter_update
+    >>> plan = plan_scatter_update([64, 16], [4, 8], dtype="fp32", index_dtype="int32")[0]
+    >>> plan.estimate.views, plan.estimate.startup_s
+    (1, 0.0)
     """
 
     time_s: float
@@ -78,6 +100,11 @@ class Estimate:
 
     def explain(self) -> str:
         """Why the estimate is what it is, in one line.
+
+        Returns
+        -------
+        str
+            The views and their start-ups, the tiles and waves, the bound and the total.
 
         Examples
         --------

@@ -47,9 +47,15 @@ def emulate_scatter_update(
 
     Parameters
     ----------
-    input, dim, index, src
-        As for :func:`indexops.scatter_update`; ``input`` must be writable (NumPy, torch,
-        CuPy, ...): it is updated in place.
+    input : array
+        The 2-D table or 4-D paged cache, as for :func:`indexops.scatter_update`; it must
+        be writable (NumPy, torch, CuPy, ...): it is updated in place.
+    dim : int
+        Must be -2.
+    index : array
+        ``[b, s]`` integer slots; negative slots are padding and are skipped.
+    src : array
+        ``[b*s, d]`` (2-D) or ``[b, s, 1, d]`` (4-D), of ``input``'s dtype.
     view_shape, tile_shape : sequence of int
         The tiling, as for :func:`~indexops_npu.check_scatter_update`.
     hardware : Hardware
@@ -60,6 +66,7 @@ def emulate_scatter_update(
     Returns
     -------
     Report
+        Tiles, UB use, GM traffic, core assignment, the estimated time and warnings.
 
     Raises
     ------
@@ -70,6 +77,20 @@ def emulate_scatter_update(
     IndexOpsValueError
         A slot past the end (naming view, tile and ``(i, j)``), or an input that cannot be
         written in place. Nothing is written then.
+
+    Examples
+    --------
+    A cache of 4 blocks of 4 slots; one view of all 6 tokens, cut into tiles of 2 tokens:
+
+    >>> import numpy as np
+    >>> from indexops_npu import emulate_scatter_update
+    >>> cache = np.zeros((4, 4, 1, 2), np.float32)
+    >>> slots = np.array([[1, 2, 3], [9, -1, 2]])
+    >>> tokens = np.arange(12, dtype=np.float32).reshape(2, 3, 1, 2)
+    >>> report = emulate_scatter_update(cache, -2, slots, tokens,
+    ...                                 view_shape=(2, 3, 1, 2), tile_shape=(1, 2, 1, 2))
+    >>> cache[2, 1, 0], report.tiles, report.padding
+    (array([6., 7.], dtype=float32), 4, 1)
     """
     xp = namespace(OP, input=input, index=index, src=src)
     require_in_place(OP, input)

@@ -4,7 +4,7 @@ A profile holds what the emulator's rules and cost model need for one device (on
 The numbers of :data:`ATLAS_A2` and :data:`ATLAS_A3` come from PyPTO 0.2.0's platform file
 ``pypto/lib/configs/A2A3.ini`` (one file for both series) and the CANN migration guide;
 the cost-model constants marked *assumed* are estimates, not measurements. Users define
-their own profile with :class:`Hardware` or :func:`dataclasses.replace`.
+their own profile with :class:`Hardware` or ``dataclasses.replace``.
 """
 
 from __future__ import annotations
@@ -52,6 +52,18 @@ class Hardware:
         emulator models one, and ``vector_cores`` and ``hbm_bytes_per_s`` are per die.
     die_link_bytes_per_s : float or None
         Bandwidth between the dies of a package, when there are several.
+
+    Examples
+    --------
+    A profile is frozen: change a field with ``dataclasses.replace``.
+
+    >>> import dataclasses
+    >>> from indexops_npu import ATLAS_A2, Hardware
+    >>> half_ub = dataclasses.replace(ATLAS_A2, name="A2, half the UB", ub_bytes=98304)
+    >>> half_ub.ub_bytes, half_ub.vector_cores
+    (98304, 48)
+    >>> Hardware("Ascend 950", vector_cores=56, ub_bytes=253952).align(100)
+    128
     """
 
     name: str
@@ -77,6 +89,11 @@ class Hardware:
     def scope(self) -> str:
         """What the planner and the cost model assume about the device, in one sentence.
 
+        Returns
+        -------
+        str
+            The cores, UB and HBM planned for, and for a package of several dies, which.
+
         Examples
         --------
         >>> print(ATLAS_A3.scope())
@@ -95,6 +112,16 @@ class Hardware:
 
     def align(self, nbytes: int) -> int:
         """``nbytes`` rounded up to a whole number of UB blocks.
+
+        Parameters
+        ----------
+        nbytes : int
+            A row's bytes.
+
+        Returns
+        -------
+        int
+            The UB bytes the row takes.
 
         Examples
         --------

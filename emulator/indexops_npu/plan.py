@@ -26,7 +26,26 @@ _TILING_KINDS = ("view_invalid", "tile_invalid", "tile_d_mismatch", "ub_overflow
 
 @dataclass(frozen=True)
 class Plan:
-    """One legal tiling and its estimate."""
+    """One legal tiling and its estimate.
+
+    Attributes
+    ----------
+    view_shape, tile_shape : tuple of int
+        The tiling, as passed to :func:`~indexops_npu.check_scatter_update`.
+    views, tiles : int
+        How many views and tiles it runs.
+    ub_bytes : int
+        UB bytes of its largest tile.
+    estimate : Estimate
+        The cost model's time.
+
+    Examples
+    --------
+    >>> from indexops_npu import plan_scatter_update
+    >>> plan = plan_scatter_update([64, 16], [4, 8], dtype="fp32", index_dtype="int32")[0]
+    >>> plan.view_shape, plan.tile_shape, plan.tiles
+    ((32, 16), (8, 16), 4)
+    """
 
     view_shape: tuple[int, ...]
     tile_shape: tuple[int, ...]
@@ -76,6 +95,15 @@ def plan_scatter_update(
     ------
     RuleViolationError
         When the problem itself (not its tiling) breaks the rules.
+
+    Examples
+    --------
+    A paged bf16 cache with ``d = 576``: a tile holds at most 169 tokens in the UB.
+
+    >>> plans = plan_scatter_update([256, 128, 1, 576], [8, 256], dtype="bf16",
+    ...                             index_dtype="int64")
+    >>> plans[0].tile_shape, plans[0].tiles, plans[0].estimate.bound
+    ((1, 128, 1, 576), 16, 'cores')
     """
     input_shape = as_tuple(OP, "input_shape", input_shape)
     index_shape = as_tuple(OP, "index_shape", index_shape)

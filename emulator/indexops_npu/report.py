@@ -44,12 +44,30 @@ class Report:
     traffic : Traffic
         GM bytes read and written per tile.
     estimate : Estimate
-        The cost model's time and its schedule: when each view and tile runs (see
-        :mod:`indexops_npu.cost`).
+        The cost model's time and its schedule: when each view and tile runs (see the
+        cost model in the NPU emulator guide).
     padding : int
         Tokens skipped because their slot is negative.
     warnings : tuple of str
         Duplicate slots written by different tiles, and what the rule set let through.
+    hardware : Hardware
+        The device profile.
+    rules : str
+        The rule set checked against.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from indexops_npu import emulate_scatter_update
+    >>> cache = np.zeros((4, 4, 1, 2), np.float32)
+    >>> slots = np.array([[1, 2, 3], [9, -1, 2]])
+    >>> tokens = np.arange(12, dtype=np.float32).reshape(2, 3, 1, 2)
+    >>> report = emulate_scatter_update(cache, -2, slots, tokens,
+    ...                                 view_shape=(2, 3, 1, 2), tile_shape=(1, 2, 1, 2))
+    >>> report.views, report.tiles, report.ub_peak_bytes, report.gm_bytes
+    (1, 4, 96, 136)
+    >>> print(report.summary().splitlines()[1])
+    views 1, tiles 4, cores used 4 of 48 (at most 1 tiles on one core)
     """
 
     cache_shape: tuple[int, int]
@@ -97,7 +115,13 @@ class Report:
         return self.estimate.time_s
 
     def summary(self) -> str:
-        """A few lines for people."""
+        """A few lines for people.
+
+        Returns
+        -------
+        str
+            Views, tiles, cores, UB, GM traffic, the estimate and the warnings.
+        """
         busy = self.tiles_per_core
         est = self.estimate
         lines = [
@@ -115,13 +139,26 @@ class Report:
         return self.summary()
 
     def plot(self, path: str | None = None, **kwargs: Any) -> Figure:
-        """Draw the cache's slots coloured by the tile (and the core) that write them, and a
-        timeline: the views one after another, each tile a bar on its core, coloured by its
-        UB use.
+        """Draw the cache's slots by the tile and core that write them, and a timeline.
 
-        Needs matplotlib (the ``plot`` extra). Returns the figure; saves it to ``path`` if
-        given. Keyword arguments go to :class:`matplotlib.figure.Figure`. The figure is
-        not registered with pyplot, and matplotlib's backend is left as it is.
+        The timeline shows the views one after another, each tile a bar on its core,
+        coloured by its UB use. The panel of slots by core is drawn only when some core runs
+        more than one tile (otherwise it would repeat the panel by tile).
+
+        Needs matplotlib (the ``plot`` extra). The figure is not registered with pyplot,
+        and matplotlib's backend is left as it is.
+
+        Parameters
+        ----------
+        path : str, optional
+            Where to save the figure.
+        **kwargs
+            Passed to ``matplotlib.figure.Figure``, e.g. ``figsize``.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The slots by tile (and by core), and the timeline.
         """
         from .plot import draw
 

@@ -47,9 +47,24 @@ KINDS = {
 class Violation:
     """One broken rule: its :data:`KINDS` key and a message that says what to change.
 
-    ``undefined`` marks what PyPTO 0.2.0 compiles although the result is not defined (src
-    shape or dtype not matching input): :func:`~indexops_npu.emulate_scatter_update`
-    refuses to run it.
+    Attributes
+    ----------
+    kind : str
+        A key of :data:`KINDS`.
+    message : str
+        What is wrong and what to change.
+    undefined : bool
+        Whether PyPTO 0.2.0 compiles it although the result is not defined (src shape or
+        dtype not matching input): :func:`~indexops_npu.emulate_scatter_update` refuses to
+        run it.
+
+    Examples
+    --------
+    >>> from indexops_npu import check_scatter_update
+    >>> result = check_scatter_update([16, 8], [2, 4], [8, 8], dtype="fp32",
+    ...                               index_dtype="int64", view_shape=[8, 8], tile_shape=[3, 8])
+    >>> [violation.kind for violation in result.violations]
+    ['tile_invalid']
     """
 
     kind: str
@@ -74,6 +89,18 @@ class CheckResult:
         UB bytes of the largest tile (None when shapes are too broken to tell).
     tiling : Tiling or None
         The view and tile in index space, when both are well formed.
+    rules : str
+        The rule set checked against.
+    hardware : Hardware
+        The device profile checked against.
+
+    Examples
+    --------
+    >>> from indexops_npu import check_scatter_update
+    >>> result = check_scatter_update([16, 8], [2, 4], [8, 8], dtype="fp32",
+    ...                               index_dtype="int64", view_shape=[8, 8], tile_shape=[4, 8])
+    >>> result.ok, result.ub_bytes, result.violations
+    (True, 160, ())
     """
 
     violations: tuple[Violation, ...]
@@ -90,7 +117,7 @@ class CheckResult:
 
     @property
     def kinds(self) -> tuple[str, ...]:
-        """The kinds of :attr:`violations`, in order."""
+        """The kinds of ``violations``, in order."""
         return tuple(v.kind for v in self.violations)
 
     def __str__(self) -> str:
@@ -162,6 +189,7 @@ def check_scatter_update(
     Returns
     -------
     CheckResult
+        Every violation and warning, and the UB bytes of the largest tile.
 
     Examples
     --------
@@ -432,7 +460,27 @@ def max_rows_fitting(d: int, value: str, index: str, hardware: Hardware, tile_b:
 
 
 class RuleViolationError(IndexOpsValueError):
-    """A call that the chosen rule set rejects; :attr:`result` holds every violation."""
+    """A call that the chosen rule set rejects; ``result`` holds every violation.
+
+    Parameters
+    ----------
+    op : str
+        The function that refused the call, named in the message.
+    result : CheckResult
+        The check that failed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from indexops_npu import RuleViolationError, emulate_scatter_update
+    >>> try:
+    ...     emulate_scatter_update(np.zeros((8, 4), np.float32), -2, np.array([[0, 1]]),
+    ...                            np.ones((2, 4), np.float32), view_shape=(2, 4),
+    ...                            tile_shape=(3, 4))
+    ... except RuleViolationError as error:
+    ...     print(error.result.kinds)
+    ('tile_invalid',)
+    """
 
     def __init__(self, op: str, result: CheckResult) -> None:
         self.result = result

@@ -37,7 +37,8 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
     Parameters
     ----------
     operand : array
-    start_indices : sequence of int or 0-d integer arrays, or a 1-D integer array
+        The array to read from.
+    start_indices : sequence of int or 0-d int arrays, or a 1-D int array
         One start per dim of ``operand``. Arrays may be traced or on a device: the
         window is then found without reading them on the host.
     slice_sizes : sequence of int
@@ -47,6 +48,14 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
     -------
     array
         Of ``operand``'s namespace, device and dtype, shape ``slice_sizes``.
+
+    Raises
+    ------
+    IndexOpsValueError
+        ``start_indices`` or ``slice_sizes`` of the wrong length, or a size outside
+        ``[0, dim]`` (the message names the dynamic_slice constraint).
+    IndexOpsTypeError
+        Starts that are not integers.
 
     Examples
     --------
@@ -85,13 +94,28 @@ def dynamic_update_slice(
     Parameters
     ----------
     operand : array
+        The array to write into (or to copy, see ``copy``).
     update : array
         Same rank and dtype as ``operand``, each dim at most ``operand``'s.
-    start_indices : sequence of int or 0-d integer arrays, or a 1-D integer array
+    start_indices : sequence of int or 0-d int arrays, or a 1-D int array
         As for :func:`dynamic_slice`; traced or device arrays are never read on the host.
     copy : bool or None
         As in :func:`scatter`: ``True`` returns a new array, ``False`` writes into
         ``operand``, ``None`` writes in place where possible.
+
+    Returns
+    -------
+    array
+        Of ``operand``'s namespace, device, shape and dtype: ``operand`` itself when
+        written in place.
+
+    Raises
+    ------
+    IndexOpsValueError
+        A rank, length or size that breaks a dynamic_update_slice constraint, or
+        ``copy=False`` for an array that cannot be written.
+    IndexOpsTypeError
+        Starts that are not integers, or an ``update`` of another dtype.
 
     Examples
     --------

@@ -12,15 +12,52 @@ from typing import Any
 
 
 class IndexOpsError(Exception):
-    """Base class of every error raised by indexops for bad input."""
+    """Base class of every error raised by indexops for bad input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import indexops
+    >>> try:
+    ...     indexops.dynamic_slice(np.zeros(3), (0, 0), (1,))
+    ... except indexops.IndexOpsError as error:
+    ...     print(error)
+    dynamic_slice: start_indices=(0, 0) is not allowed: ... (dynamic_slice C2)
+    """
 
 
 class IndexOpsValueError(IndexOpsError, ValueError):
-    """A shape, attribute or index value that the op does not allow."""
+    """A shape, attribute or index value that the op does not allow.
+
+    Also a ``ValueError``, so code that catches those keeps working.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import indexops
+    >>> try:
+    ...     indexops.slice_scatter(np.zeros(4), np.ones(4), [0], [4], [0])
+    ... except ValueError as error:
+    ...     print(type(error).__name__, isinstance(error, indexops.IndexOpsError))
+    IndexOpsValueError True
+    """
 
 
 class IndexOpsTypeError(IndexOpsError, TypeError):
-    """An argument of the wrong type or dtype."""
+    """An argument of the wrong type or dtype.
+
+    Also a ``TypeError``; dtypes are never promoted, so this is what a mismatch gives.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import indexops
+    >>> try:
+    ...     indexops.dynamic_update_slice(np.zeros(3), np.ones(2, dtype=np.int64), (0,))
+    ... except TypeError as error:
+    ...     print(error)
+    dynamic_update_slice: update.dtype='int64' is not allowed: the dtype of operand (float64) ...
+    """
 
 
 def _message(op: str, arg: str, value: Any, allowed: str, rule: str | None) -> str:

@@ -58,9 +58,15 @@ def gather(
     start_indices : array
         Integer array (any signed or unsigned dtype) of start vectors; the vectors lie
         along ``index_vector_dim`` (equal to its rank: an implicit trailing dim of size 1).
-    offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, slice_sizes, \
-operand_batching_dims, start_indices_batching_dims
+    offset_dims, collapsed_slice_dims, start_index_map : sequence of int
         The StableHLO attributes, 0-based; every constraint C1..C23 is checked.
+    index_vector_dim : int
+        The dim of ``start_indices`` that holds the start vectors.
+    slice_sizes : sequence of int
+        The window's size along each operand dim.
+    operand_batching_dims, start_indices_batching_dims : sequence of int, default ()
+        Pairs of batch dims: the window's position along an operand batching dim is the
+        batch position along the paired dim of ``start_indices``.
     indices_are_sorted, unique_indices : bool
         Hints; accepted for compatibility, the result does not depend on them.
     mode : {"clip", "fill", "promise_in_bounds"}
@@ -75,6 +81,14 @@ operand_batching_dims, start_indices_batching_dims
     -------
     array
         Of ``operand``'s namespace, device and dtype; ``operand`` is not modified.
+
+    Raises
+    ------
+    IndexOpsValueError
+        Attributes that break a gather constraint (the message names it, e.g.
+        ``gather C9``), or an unknown ``mode``.
+    IndexOpsTypeError
+        ``start_indices`` that are not integers.
 
     Examples
     --------

@@ -66,9 +66,12 @@ def scatter(
     updates : array
         Of ``input``'s dtype; its shape interleaves the scatter dims of
         ``scatter_indices`` with window dims at ``update_window_dims``.
-    update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, \
-index_vector_dim, input_batching_dims, scatter_indices_batching_dims
+    update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims : sequence of int
         The StableHLO attributes, 0-based; every constraint C1..C24 is checked.
+    index_vector_dim : int
+        The dim of ``scatter_indices`` that holds the start vectors.
+    input_batching_dims, scatter_indices_batching_dims : sequence of int, default ()
+        Pairs of batch dims, as in :func:`gather`.
     indices_are_sorted : bool
         A hint, accepted for compatibility.
     unique_indices : bool
@@ -92,7 +95,18 @@ index_vector_dim, input_batching_dims, scatter_indices_batching_dims
     Returns
     -------
     array
-        Of ``input``'s namespace, device, shape and dtype.
+        Of ``input``'s namespace, device, shape and dtype: ``input`` itself when written
+        in place.
+
+    Raises
+    ------
+    IndexOpsValueError
+        Attributes or shapes that break a scatter constraint (the message names it,
+        e.g. ``scatter C4``), an unknown ``mode`` or ``update_computation`` name, or
+        ``copy=False`` for an array that cannot be written.
+    IndexOpsTypeError
+        ``scatter_indices`` that are not integers, ``updates`` of another dtype than
+        ``input``, or an ``update_computation`` that is neither a name nor callable.
 
     Examples
     --------

@@ -57,12 +57,12 @@ def slice_scatter(
         Same namespace and dtype as ``data`` and exactly the slice's shape: ``data``'s
         shape with each sliced axis replaced by its slice length (no broadcasting, zero
         sizes included).
-    start, stop, step : sequence of int or 1-D integer array
+    start, stop, step : sequence of int or 1-D int array
         One entry per sliced axis, any integer dtype (signed or unsigned, any width).
         Negative ``start``/``stop`` count from the end; values past either end are
         clamped, so the dtype's maximum (minimum) means "to the end" forwards
         (backwards). ``step`` must be non-zero; negative steps slice backwards.
-    axes : sequence of int or 1-D integer array, optional
+    axes : sequence of int or 1-D int array, optional
         The axes that ``start``/``stop``/``step`` apply to, unique after counting
         negative axes from the end. Default ``0, 1, ..., len(start) - 1``. Axes not
         listed are written in full.

@@ -1,0 +1,67 @@
+"""Sphinx configuration: pydata-sphinx-theme, numpydoc, MyST Markdown.
+
+Build with ``nox -s docs`` (warnings are errors). The API reference lists every name in
+``indexops.__all__`` and ``indexops_npu.__all__`` (see ``_ext/public_api.py``); the
+figures are drawn by the scripts in ``figure_scripts`` on every build
+(``_ext/figures.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "_ext"))
+
+import indexops  # noqa: E402
+
+project = "indexops"
+author = "the indexops authors"
+copyright = "the indexops authors"
+release = indexops.__version__
+version = release
+
+extensions = [
+    "myst_parser",
+    "numpydoc",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "public_api",
+    "figures",
+]
+
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+root_doc = "index"
+exclude_patterns = ["_build", "_templates", "_ext", "figures/*.py"]
+templates_path = ["_templates"]
+nitpicky = True
+
+# MyST: the pages stay plain Markdown that reads on a repository host as well.
+myst_heading_anchors = 3
+
+# autodoc + autosummary: one page per public name; types come from the numpydoc sections.
+autosummary_generate = True
+autodoc_typehints = "none"
+autodoc_default_options = {"members": True}
+
+# numpydoc: validated on every build. Left out, on purpose: ES01 (an extended summary is
+# not needed where the summary says it all), SA01 (See Also is optional) and EX01
+# (examples are required of every public function and class by public_api's own check,
+# not of every attribute, property and method).
+numpydoc_validation_checks = {"all", "ES01", "SA01", "EX01"}
+# A record that documents its fields under "Attributes" is not built by users: its
+# constructor parameters are those fields.
+numpydoc_validation_overrides = {"PR01": [r"\n\s*Attributes\n\s*-{10}"]}
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+
+public_api_modules = ["indexops", "indexops_npu"]
+figure_scripts = ["figures/gather_windows.py", "figures/slice_scatter_clamping.py"]
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"indexops {release}"
+html_theme_options = {
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+}
