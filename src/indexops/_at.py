@@ -129,19 +129,7 @@ class At:
     The update methods return ``x`` with ``x[idx]`` updated; ``y`` broadcasts to the shape
     of ``x[idx]`` and must have ``x``'s dtype or be a Python scalar.
 
-    Parameters common to the update methods
-    ----------------------------------------
-    mode : {"drop", "clip", "promise_in_bounds"}, optional
-        For out-of-range values of index arrays (after negative values count from the
-        end): ``"drop"`` (default) skips the update, ``"clip"`` moves it to the nearest
-        element, ``"promise_in_bounds"`` is the caller's promise that there are none.
-        ``"fill"`` (JAX's name) means ``"drop"``.
-    unique_indices : bool
-        The caller's promise that no element is updated twice; skips duplicate handling.
-    copy : bool or None
-        ``True`` (default): a new array, ``x`` untouched; ``False``: write into ``x`` and
-        return it (an error for arrays that cannot be written, such as JAX arrays);
-        ``None``: in place where possible.
+    See :meth:`set` for the parameters every update method shares.
     """
 
     __slots__ = ("_idx", "_x")
@@ -196,61 +184,177 @@ class At:
             fill_value=fill_value,
         )
 
-    def set(self, y: Any, **options: Any) -> Array:
+    def set(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
         """``x[idx] = y``; of repeated positions the last (row-major) wins.
 
+        Parameters
+        ----------
+        y : array or Python scalar
+            Broadcasts to the shape of ``x[idx]``; ``x``'s dtype, or a Python scalar of a
+            kind that fits it.
+        mode : {"drop", "clip", "promise_in_bounds"}, optional
+            For out-of-range values of index arrays (after negative values count from the
+            end): ``"drop"`` (default, as JAX does) skips the update, ``"clip"`` moves it
+            to the nearest element, ``"promise_in_bounds"`` is the caller's promise that
+            there are none. ``"fill"`` (JAX's name) means ``"drop"``.
+        unique_indices : bool
+            The caller's promise that no element is updated twice; skips duplicate
+            handling (if broken, the result is undefined).
+        copy : bool or None
+            ``True`` (default): a new array, ``x`` untouched; ``False``: write into ``x``
+            and return it (an error for arrays that cannot be written, such as JAX
+            arrays); ``None``: in place where possible.
+
+        Returns
+        -------
+        array
+            ``x`` with ``x[idx]`` updated, of ``x``'s namespace, device, shape and dtype.
+
+        Examples
+        --------
         >>> import numpy as np
         >>> import indexops
         >>> indexops.at(np.zeros((2, 3)))[:, 1].set(7.0)
         array([[0., 7., 0.],
                [0., 7., 0.]])
         """
-        return self._update("at.set", y, None, None, **options)
+        return self._update("at.set", y, None, None, mode, unique_indices, copy)
 
-    def add(self, y: Any, **options: Any) -> Array:
-        """``x[idx] += y``, every repeated position adding."""
-        return self._update("at.add", y, "add", _NUMERIC, **options)
+    def add(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] += y``, every repeated position adding.
 
-    def subtract(self, y: Any, **options: Any) -> Array:
+        Parameters and result as :meth:`set`.
+        """
+        return self._update("at.add", y, "add", _NUMERIC, mode, unique_indices, copy)
+
+    def subtract(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
         """``x[idx] -= y``, every repeated position subtracting.
+
+        Parameters and result as :meth:`set`.
 
         Done as adding ``-y``: exact for floats, and for integers too, whose arithmetic
         wraps around (``x - y == x + (-y)`` modulo 2**bits).
         """
-        return self._update("at.subtract", y, "add", _NUMERIC, negate=True, **options)
+        return self._update(
+            "at.subtract", y, "add", _NUMERIC, mode, unique_indices, copy, negate=True
+        )
 
-    def multiply(self, y: Any, **options: Any) -> Array:
-        """``x[idx] *= y``, every repeated position multiplying."""
-        return self._update("at.multiply", y, "mul", _NUMERIC, **options)
+    def multiply(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] *= y``, every repeated position multiplying.
 
-    def divide(self, y: Any, **options: Any) -> Array:
-        """``x[idx] /= y`` for floating ``x``, repeated positions dividing in turn."""
-        return self._update("at.divide", y, "divide", _INEXACT, **options)
+        Parameters and result as :meth:`set`.
+        """
+        return self._update("at.multiply", y, "mul", _NUMERIC, mode, unique_indices, copy)
 
-    def power(self, y: Any, **options: Any) -> Array:
+    def divide(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] /= y`` for floating ``x``, repeated positions dividing in turn.
+
+        Parameters and result as :meth:`set`.
+        """
+        return self._update("at.divide", y, "divide", _INEXACT, mode, unique_indices, copy)
+
+    def power(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
         """``x[idx] **= y``, repeated positions raising in turn.
 
+        Parameters and result as :meth:`set`.
+
+        Examples
+        --------
         >>> import numpy as np
         >>> import indexops
         >>> indexops.at(np.full(3, 2.0))[[1, 1]].power(np.array([2.0, 3.0]))  # (2**2)**3
         array([ 2., 64.,  2.])
         """
-        return self._update("at.power", y, "power", _NUMERIC, **options)
+        return self._update("at.power", y, "power", _NUMERIC, mode, unique_indices, copy)
 
-    def min(self, y: Any, **options: Any) -> Array:
-        """``x[idx] = minimum(x[idx], y)``, over every repeated position."""
-        return self._update("at.min", y, "min", _NUMERIC, **options)
+    def min(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] = minimum(x[idx], y)``, over every repeated position.
 
-    def max(self, y: Any, **options: Any) -> Array:
-        """``x[idx] = maximum(x[idx], y)``, over every repeated position."""
-        return self._update("at.max", y, "max", _NUMERIC, **options)
+        Parameters and result as :meth:`set`.
+        """
+        return self._update("at.min", y, "min", _NUMERIC, mode, unique_indices, copy)
 
-    def apply(self, f: Callable[[Array, Array], Array], y: Any, **options: Any) -> Array:
+    def max(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] = maximum(x[idx], y)``, over every repeated position.
+
+        Parameters and result as :meth:`set`.
+        """
+        return self._update("at.max", y, "max", _NUMERIC, mode, unique_indices, copy)
+
+    def apply(
+        self,
+        f: Callable[[Array, Array], Array],
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
         """``x[idx] = f(x[idx], y)``, once per occurrence of a repeated position, in order.
+
+        Parameters and result as :meth:`set` (``f`` first).
 
         ``f(old, new)`` works elementwise on arrays of ``x``'s library; its result is cast
         to ``x``'s dtype.
 
+        Examples
+        --------
         >>> import numpy as np
         >>> import indexops
         >>> def twice_plus(old, new):
@@ -260,7 +364,7 @@ class At:
         """
         if not callable(f):
             raise type_error("at.apply", "f", f, "a callable f(old, new)")
-        return self._update("at.apply", y, f, None, **options)
+        return self._update("at.apply", y, f, None, mode, unique_indices, copy)
 
     # -- shared by the methods ------------------------------------------------------------
 
@@ -280,12 +384,13 @@ class At:
         y: Any,
         computation: Any,
         kinds: tuple[str, ...] | None,
+        mode: str | ScatterMode | None,
+        unique_indices: bool,
+        copy: bool | None,
         *,
         negate: bool = False,
-        mode: str | ScatterMode | None = None,
-        unique_indices: bool = False,
-        copy: bool | None = True,
     ) -> Array:
+        """One scatter with ``computation``; ``kinds``: the dtype kinds ``x`` may have."""
         x = self._x
         scatter_mode = _mode(ScatterMode, op, mode, "drop", _UPDATE_ALIASES)
         backend, plan, starts = self._lowered(op)
