@@ -96,19 +96,24 @@ def index_cases(draw: Any, booleans: bool = True) -> IndexCase:
     leading = draw(st.integers(0, rank))  # dims indexed before the ... (or all items)
     with_ellipsis = draw(st.booleans())
     trailing = draw(st.integers(0, rank - leading)) if with_ellipsis else 0
-    items = _items(draw, shape, range(leading), advanced_shape, with_mask)
+    # at most one boolean array; the number of its true entries is drawn, so the integer
+    # arrays beside it are 0-d (they broadcast with its positions)
+    advanced_shape = () if with_mask else advanced_shape
+    masks = [with_mask]
+    items = _items(draw, shape, range(leading), advanced_shape, masks)
     if with_ellipsis:
         items.append(Ellipsis)
-        items += _items(draw, shape, range(rank - trailing, rank), advanced_shape, with_mask)
+        items += _items(draw, shape, range(rank - trailing, rank), advanced_shape, masks)
     if draw(st.integers(0, 4)) == 0:
         items.insert(draw(st.integers(0, len(items))), None)
     return IndexCase(shape, tuple(items))
 
 
 def _items(
-    draw: Any, shape: tuple[int, ...], dims: range, advanced_shape: tuple, with_mask: bool
+    draw: Any, shape: tuple[int, ...], dims: range, advanced_shape: tuple, masks: list[bool]
 ) -> list[Any]:
-    """Index items for the dims ``dims`` of ``shape``, with a None now and then."""
+    """Index items for the dims ``dims`` of ``shape``, with a None now and then; a boolean
+    array where ``masks`` holds True (which it then gives up)."""
     items: list[Any] = []
     dim = dims.start
     while dim < dims.stop:
@@ -116,7 +121,8 @@ def _items(
             items.append(None)
         n = shape[dim]
         kind = draw(st.sampled_from(["slice", "int", "array", "array", "mask"]))
-        if kind == "mask" and with_mask:
+        if kind == "mask" and masks[0]:
+            masks[0] = False
             width = draw(st.integers(1, min(2, dims.stop - dim)))
             size = math.prod(shape[dim : dim + width])
             bits = draw(st.lists(st.booleans(), min_size=size, max_size=size))
@@ -127,9 +133,8 @@ def _items(
             items.append(draw(_slices(n)))
         elif kind == "int":
             items.append(draw(st.integers(-n, n - 1)))
-        else:  # beside a mask, whose positions have a drawn length, arrays are 0-d
-            array_shape = () if with_mask else _broadcastable(draw, advanced_shape)
-            items.append(_index_array(draw, n, array_shape))
+        else:
+            items.append(_index_array(draw, n, _broadcastable(draw, advanced_shape)))
         dim += 1
     return items
 
@@ -363,6 +368,13 @@ def test_array_errors(xp, backend):
     else:  # under jax.jit (and on meta tensors) a boolean array's values are unknown
         with pytest.raises(indexops.IndexOpsTypeError, match="boolean arrays whose values"):
             indexops.at(x)[xp.asarray([True, False, True])].get()
+
+
+def test_index_arrays_of_another_library(xp, backend):
+    if backend.library == "numpy":
+        pytest.skip("NumPy index arrays are this backend's own")
+    with pytest.raises(indexops.IndexOpsTypeError, match="arrays of one library"):
+        indexops.at(xp.zeros(3))[np.array([0, 1])].get()
 
 
 def test_update_errors(xp):

@@ -441,9 +441,9 @@ def _updates(
     else:
         _check_scalar(op, backend, x.dtype, y)
         y = backend.full((), y, x.dtype, x)
-    if negate:
+    if negate:  # broadcast_to below also makes NumPy's 0-d result an array again
         y = xp.negative(y)
-    return y if tuple(y.shape) == shape else xp.broadcast_to(y, shape)
+    return y if tuple(y.shape) == shape and not negate else xp.broadcast_to(y, shape)
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ._backends import Backend, ValuesUnknown, is_array
+from ._backends import Backend, ValuesUnknown, backend_for, is_array
 from ._cache import static_cache
 from ._errors import type_error, value_error
 from ._starts import to_index
@@ -90,7 +90,7 @@ def parse_index(
     Boolean arrays are replaced by the integer arrays of their true positions (read now:
     an error where their values are unknown, e.g. under ``jax.jit``).
     """
-    if is_array(idx) and backend.has_kind(idx.dtype, "integral"):  # the common case
+    if type(idx) is type(x) and backend.has_kind(idx.dtype, "integral"):  # the common case
         return (ArrayPart(tuple(idx.shape), _may_be_negative(backend, idx)),), [idx]
     items = idx if type(idx) is tuple else (idx,)
     classified = [_classify(op, backend, x, item) for item in items]
@@ -127,6 +127,8 @@ def _classify(op: str, backend: Backend, x: Array, item: Any) -> tuple[Any, Arra
         item = _sequence_array(op, backend, x, item)
     if not is_array(item):
         raise type_error(op, "idx", _short(item), ALLOWED)
+    if type(item) is not type(x):
+        backend_for(op, x=x, idx=item)  # index arrays belong to x's library
     if backend.has_kind(item.dtype, "integral"):
         return ArrayPart(tuple(item.shape), _may_be_negative(backend, item)), item
     if backend.has_kind(item.dtype, "bool"):
