@@ -450,7 +450,44 @@ def build_all(ctx: Ctx, quick: bool, jx: Ctx | None, scale: int = 1) -> list[Cal
 def small_calls(ctx: Ctx, quick: bool, jx: Ctx | None) -> list[Callable[[], Case]]:
     """7. Every op on tiny arrays (8 rows of a [16, 16] f32 table): per-call overhead."""
     calls = _pick(2000, 300, quick)
-    return [lambda make=make: _small(ctx, jx, calls, *make()) for make in _SMALL]
+    builders = [lambda make=make: _small(ctx, jx, calls, *make()) for make in _SMALL]
+    return [*builders, lambda: small_at(ctx, jx, calls)]
+
+
+def small_at(ctx: Ctx, jx: Ctx | None, calls: int) -> Case:
+    """7. ``at(x)[rows].add(y)`` on 8 rows of a [64, 16] f32 table, in place, against the
+    ``scatter`` call it lowers to (its own peer: the price of the index expression)."""
+    host = np.arange(1024, dtype=np.float32).reshape(64, 16)
+    rows_host = np.array([3, 17, 40, 17, 63, 9, 2, 33])
+    values_host = np.ones((8, 16), dtype=np.float32)
+    rows, values = ctx.asarray(rows_host), ctx.asarray(values_host)
+    starts = ctx.asarray(rows_host[:, None])
+    expected = host.copy()
+    np.add.at(expected, rows_host, values_host)
+    jax_fn = None
+    if jx is not None:
+        import jax
+
+        jax_rows, jax_values = jx.asarray(rows_host), jx.asarray(values_host)
+        add = jax.jit(lambda x, r, v: x.at[r].add(v))
+        jax_fn = lambda x: add(x, jax_rows, jax_values)  # noqa: E731
+    return Case(
+        "7 small: at add 8 rows of [64, 16] (in place)",
+        lambda: host.copy(),
+        {"at": lambda x: indexops.at(x)[rows].add(values, copy=False)},
+        {
+            "scatter": lambda x: indexops.scatter(
+                x, starts, values, **ROWS, update_computation="add", copy=False
+            ),
+            "np.add.at": lambda x: _np_add_at(x, {"rows": rows, "values": values}),
+        },
+        expected,
+        target=2.0,
+        calls=calls,
+        jax=jax_fn,
+        peers={"at": "scatter"},
+        notes={"at": "against the direct indexops.scatter call it makes, not a native one"},
+    )
 
 
 def _small(

@@ -8,7 +8,8 @@ themselves there are variants that run the same tests where users run the ops:
   tracing (no index value read on the host), with every host read caught;
 - ``torch_meta``: torch ``meta`` tensors (no values: shapes and dtypes only);
 - ``torch_cuda``: torch on a GPU, with CUDA's sync checks turned into errors;
-- ``jax_jit``: every op call wrapped in ``jax.jit``, attributes static, arrays traced.
+- ``jax_jit``: every op call wrapped in ``jax.jit``, attributes static, arrays traced
+  (for ``indexops.at``: each method call, with the index expression's arrays traced).
 
 A backend that is not installed, or has no device, is skipped with the reason.
 """
@@ -75,6 +76,12 @@ class Backend(enum.Enum):
     def traced(self) -> bool:
         return self is Backend.JAX_JIT
 
+    @property
+    def reads_boolean_indices(self) -> bool:
+        """Whether boolean index arrays are read when ``at`` is called (their values set
+        the result's shape): not where values are unknown."""
+        return self.has_values and not self.traced
+
     def namespace(self) -> ModuleType:
         """The namespace tests make arrays with, or skip the test with the reason."""
         try:
@@ -121,6 +128,39 @@ class Backend(enum.Enum):
         if self is Backend.TORCH_CUDA:
             return functools.partial(_without_host_reads, op, _cuda_sync_errors)
         return None
+
+    def wrap_at(self, at: Callable[..., Any]) -> Callable[..., Any] | None:
+        """``indexops.at`` whose method calls go through :meth:`wrap`, or None."""
+        call = self.wrap(at_calls(at))
+        return None if call is None else functools.partial(WrappedAt, at, call)
+
+
+def at_calls(at: Callable[..., Any]) -> Callable[..., Any]:
+    """The method calls of ``at`` as one function of their arguments (what wrappers wrap):
+    under ``jax.jit`` the arrays in ``x``, ``idx`` and the arguments are traced and the
+    rest of the index expression (ints, slices, None, ...) is static."""
+
+    def at_call(x: Any, idx: Any, method: str, args: tuple, options: dict) -> Any:
+        return getattr(at(x, idx), method)(*args, **options)
+
+    return at_call
+
+
+class WrappedAt:
+    """``at(x)[idx]`` / ``at(x, idx)`` whose method calls run through ``call``."""
+
+    def __init__(self, at: Callable[..., Any], call: Callable[..., Any], x: Any, *idx: Any):
+        self._at, self._call, self._x, self._idx = at, call, x, idx
+
+    def __getitem__(self, idx: Any) -> WrappedAt:
+        if self._idx:  # at's own error for a second index
+            return self._at(self._x, *self._idx)[idx]  # type: ignore[no-any-return]
+        return WrappedAt(self._at, self._call, self._x, idx)
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        if not self._idx:  # at's own error for a missing index
+            return getattr(self._at(self._x), method)  # type: ignore[no-any-return]
+        return lambda *args, **options: self._call(self._x, *self._idx, method, args, options)
 
 
 class OnDevice(ModuleType):
@@ -172,6 +212,8 @@ class _Static:
         self.value = value
         if isinstance(value, np.ndarray):
             self.key: Any = (value.dtype.str, value.shape, value.tobytes())
+        elif isinstance(value, slice):  # not hashable before Python 3.12
+            self.key = (slice, value.start, value.stop, value.step)
         else:
             self.key = (type(value), value)
 
@@ -254,6 +296,28 @@ def _cuda_sync_errors() -> Iterator[list[str]]:
         torch.cuda.set_sync_debug_mode(previous)
 
 
+# at's methods that scatter with a callable combiner (counted pass by pass on the host)
+AT_CALLABLE_COMBINERS = ("divide", "power", "apply")
+
+
+def _sets_shape_from_values(op: Callable[..., Any], args: tuple, kwargs: dict) -> bool:
+    """slice_scatter's start/stop/step/axes given as arrays, and at's boolean indices:
+    values that set the result's shape, read on the host as documented."""
+    if op.__name__ == "slice_scatter":
+        parameters = [*args[2:6], *(kwargs.get(k) for k in ("start", "stop", "step", "axes"))]
+        return any(hasattr(value, "shape") for value in parameters)
+    if op.__name__ == "at_call":
+        items = args[1] if isinstance(args[1], tuple) else (args[1],)
+        return any(_is_boolean(item) for item in items)
+    return False
+
+
+def _is_boolean(item: Any) -> bool:
+    if isinstance(item, (list, tuple)):
+        return any(_is_boolean(entry) for entry in item)
+    return isinstance(item, bool) or "bool" in str(getattr(item, "dtype", ""))
+
+
 def _without_host_reads(
     op: Callable[..., Any], guard: Callable[[], Any], *args: Any, **kwargs: Any
 ) -> Any:
@@ -265,11 +329,12 @@ def _without_host_reads(
     """
     from indexops import _backends
 
-    slice_parameters = [*args[2:6], *(kwargs.get(k) for k in ("start", "stop", "step", "axes"))]
-    shape_setting = op.__name__ == "slice_scatter" and any(
-        hasattr(value, "shape") for value in slice_parameters
-    )
-    if callable(kwargs.get("update_computation")) or _backends.generic_in_use() or shape_setting:
+    if (
+        callable(kwargs.get("update_computation"))
+        or _backends.generic_in_use()
+        or _sets_shape_from_values(op, args, kwargs)
+        or (op.__name__ == "at_call" and args[2] in AT_CALLABLE_COMBINERS)
+    ):
         return op(*args, **kwargs)
     with guard() as reads:
         result = op(*args, **kwargs)

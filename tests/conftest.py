@@ -63,6 +63,9 @@ def xp(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType
         wrapped = backend.wrap(getattr(indexops, name))
         if wrapped is not None:
             monkeypatch.setattr(indexops, name, wrapped)
+    wrapped_at = backend.wrap_at(indexops.at)
+    if wrapped_at is not None:
+        monkeypatch.setattr(indexops, "at", wrapped_at)
     helpers.active = backend
     try:
         yield namespace

@@ -2,10 +2,12 @@
 
 The ops follow StableHLO (``gather``, ``dynamic_slice``, ``scatter``,
 ``dynamic_update_slice``), OpenVINO SliceScatter-15 (``slice_scatter``) and PyPTO
-(``scatter_update``), and run on NumPy, CuPy, PyTorch, JAX, array-api-strict and any other
+(``scatter_update``), plus ``at``, NumPy-style index expressions lowered to one gather or
+scatter; they run on NumPy, CuPy, PyTorch, JAX, array-api-strict and any other
 library that implements the standard.
 """
 
+from ._at import at
 from ._dynamic_slice import dynamic_slice, dynamic_update_slice
 from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
 from ._gather import gather
@@ -17,6 +19,7 @@ __all__ = [
     "IndexOpsError",
     "IndexOpsTypeError",
     "IndexOpsValueError",
+    "at",
     "dynamic_slice",
     "dynamic_update_slice",
     "gather",

@@ -1,0 +1,482 @@
+"""``at``: NumPy index expressions, read with one ``gather`` and written with one ``scatter``.
+
+``at(x)[idx]`` (or ``at(x, idx)``) names the elements ``x[idx]`` of NumPy indexing; its
+methods read them or return ``x`` with them updated. :mod:`._indexing` lowers the index
+expression to gather/scatter attributes once per shape (a cached plan); each call builds
+the start indices and makes one core call, which brings the core's checks, duplicate
+order, modes, copies, tracing and fast paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ._backends import Backend, backend_for, is_array
+from ._copy import writes_in_place
+from ._errors import type_error, value_error
+from ._gather import gather
+from ._indexing import IndexPlan, index_plan, parse_index, start_indices
+from ._modes import GatherMode, ScatterMode
+from ._scatter import scatter
+from ._typing import Array
+
+OP = "at"
+
+# JAX's spelling of the same modes: "drop" for a read, "fill" for a write
+_GET_ALIASES = {"drop": "fill"}
+_UPDATE_ALIASES = {"fill": "drop"}
+
+# combiners without a name in scatter: the library's own elementwise function
+_XP_COMBINERS = {"divide": "divide", "power": "pow"}
+
+_NUMERIC = ("integral", "real floating", "complex floating")
+_INEXACT = ("real floating", "complex floating")
+
+
+M = TypeVar("M", GatherMode, ScatterMode)
+
+
+class _NoIndex:
+    def __repr__(self) -> str:
+        return "<no index>"
+
+
+_NO_INDEX: Any = _NoIndex()
+
+
+def at(x: Array, idx: Any = _NO_INDEX) -> At:
+    """The elements ``x[idx]`` of NumPy indexing, to read or to update on any backend.
+
+    ``at(x)[idx]`` and ``at(x, idx)`` are the same. Each method makes one ``gather``
+    (``get``) or one ``scatter`` call (the others), so it runs wherever those run: NumPy,
+    torch, JAX (also under ``jax.jit``), CuPy, array-api-strict, and other Array API
+    libraries.
+
+    Parameters
+    ----------
+    x : array
+        The array to read or update.
+    idx : index expression, optional
+        What NumPy indexing accepts: ints (negative ones count from the end), slices with
+        any step, ``None``, ``...``, integer arrays and (nested) sequences of ints, which
+        broadcast together, boolean arrays and sequences of bools, and tuples mixing them.
+        Advanced (array) indices go where NumPy puts them. An int out of range is an error,
+        as in NumPy; out-of-range values of an integer array follow ``mode``. Boolean
+        arrays are read when the method is called (the result's shape depends on their
+        values), so they are refused where values are unknown, e.g. under ``jax.jit``.
+        Index arrays must belong to ``x``'s library.
+
+    Returns
+    -------
+    At
+        With the methods ``get``, ``set``, ``add``, ``subtract``, ``multiply``,
+        ``divide``, ``power``, ``min``, ``max`` and ``apply``.
+
+    Notes
+    -----
+    Updates with repeated positions are applied one by one, in the row-major order of
+    ``x[idx]``'s shape, for every method and on every backend: ``set`` keeps the last
+    value, ``add`` adds every one, ``apply`` calls ``f`` once per occurrence, in order
+    (float sums and products may differ from that order only by rounding).
+
+    Default modes are JAX's: ``get`` clips out-of-range indices to the nearest element,
+    the updates drop them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import indexops
+    >>> x = np.zeros(5)
+    >>> indexops.at(x)[[0, 2, 2]].add(1.0)  # the repeated 2 adds twice
+    array([1., 0., 2., 0., 0.])
+    >>> indexops.at(x)[[0, 2, 2]].set(np.array([1.0, 2.0, 3.0]))  # the last 2 wins
+    array([1., 0., 3., 0., 0.])
+    >>> x  # not modified (copy=True)
+    array([0., 0., 0., 0., 0.])
+
+    Reading, with a slice, an array and ``None`` together:
+
+    >>> table = np.arange(12).reshape(3, 4)
+    >>> indexops.at(table)[::-1, np.array([3, -1, 0]), None].get()
+    array([[[11],
+            [11],
+            [ 8]],
+    <BLANKLINE>
+           [[ 7],
+            [ 7],
+            [ 4]],
+    <BLANKLINE>
+           [[ 3],
+            [ 3],
+            [ 0]]])
+
+    Out-of-range values of an index array follow ``mode``:
+
+    >>> indexops.at(np.arange(4.0), np.array([1, 9])).get(mode="fill", fill_value=-1.0)
+    array([ 1., -1.])
+    >>> indexops.at(np.zeros(4), np.array([1, 9])).add(1.0)  # dropped: the default
+    array([0., 1., 0., 0.])
+    >>> indexops.at(np.zeros(4), np.array([1, 9])).add(1.0, mode="clip")
+    array([0., 1., 0., 1.])
+    """
+    return At(x, idx)
+
+
+class At:
+    """``x[idx]`` as a target of reads and updates; made by :func:`at`.
+
+    The update methods return ``x`` with ``x[idx]`` updated; ``y`` broadcasts to the shape
+    of ``x[idx]`` and must have ``x``'s dtype or be a Python scalar.
+
+    See :meth:`set` for the parameters every update method shares.
+    """
+
+    __slots__ = ("_idx", "_x")
+
+    def __init__(self, x: Array, idx: Any = _NO_INDEX) -> None:
+        self._x = x
+        self._idx = idx
+
+    def __getitem__(self, idx: Any) -> At:
+        if self._idx is not _NO_INDEX:
+            raise type_error(OP, "idx", "a second index", "one index: at(x)[idx] or at(x, idx)")
+        return At(self._x, idx)
+
+    def __repr__(self) -> str:
+        return f"at({type(self._x).__name__} of shape {tuple(self._x.shape)}, {self._idx!r})"
+
+    def get(self, *, mode: str | GatherMode | None = None, fill_value: Any = None) -> Array:
+        """``x[idx]``, as one ``gather``.
+
+        Parameters
+        ----------
+        mode : {"clip", "fill", "promise_in_bounds"}, optional
+            For out-of-range values of index arrays (after negative values count from the
+            end): ``"clip"`` (default, as JAX does) reads the nearest element, ``"fill"``
+            gives ``fill_value``, ``"promise_in_bounds"`` is the caller's promise that
+            there are none. ``"drop"`` (JAX's name) means ``"fill"``.
+        fill_value : scalar, optional
+            For ``mode="fill"``; default NaN for floats, the minimum of signed integers,
+            the maximum of unsigned ones, True for bool.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import indexops
+        >>> indexops.at(np.arange(10))[1:8:3].get()
+        array([1, 4, 7])
+        """
+        op = "at.get"
+        gather_mode = _mode(GatherMode, op, mode, "clip", _GET_ALIASES)
+        backend, plan, starts = self._lowered(op)
+        if plan.empty_dims:  # a gather window must fit: only an empty read is possible
+            return _empty_read(op, backend, self._x, plan)
+        return gather(
+            self._x,
+            starts,
+            offset_dims=plan.offset_dims,
+            collapsed_slice_dims=plan.collapsed_dims,
+            start_index_map=plan.start_map,
+            index_vector_dim=plan.index_vector_dim,
+            slice_sizes=plan.slice_sizes,
+            mode=gather_mode,
+            fill_value=fill_value,
+        )
+
+    def set(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] = y``; of repeated positions the last (row-major) wins.
+
+        Parameters
+        ----------
+        y : array or Python scalar
+            Broadcasts to the shape of ``x[idx]``; ``x``'s dtype, or a Python scalar of a
+            kind that fits it.
+        mode : {"drop", "clip", "promise_in_bounds"}, optional
+            For out-of-range values of index arrays (after negative values count from the
+            end): ``"drop"`` (default, as JAX does) skips the update, ``"clip"`` moves it
+            to the nearest element, ``"promise_in_bounds"`` is the caller's promise that
+            there are none. ``"fill"`` (JAX's name) means ``"drop"``.
+        unique_indices : bool
+            The caller's promise that no element is updated twice; skips duplicate
+            handling (if broken, the result is undefined).
+        copy : bool or None
+            ``True`` (default): a new array, ``x`` untouched; ``False``: write into ``x``
+            and return it (an error for arrays that cannot be written, such as JAX
+            arrays); ``None``: in place where possible.
+
+        Returns
+        -------
+        array
+            ``x`` with ``x[idx]`` updated, of ``x``'s namespace, device, shape and dtype.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import indexops
+        >>> indexops.at(np.zeros((2, 3)))[:, 1].set(7.0)
+        array([[0., 7., 0.],
+               [0., 7., 0.]])
+        """
+        return self._update("at.set", y, None, None, mode, unique_indices, copy)
+
+    def add(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] += y``, every repeated position adding.
+
+        Parameters and result as :meth:`set`.
+        """
+        return self._update("at.add", y, "add", _NUMERIC, mode, unique_indices, copy)
+
+    def subtract(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] -= y``, every repeated position subtracting.
+
+        Parameters and result as :meth:`set`.
+
+        Done as adding ``-y``: exact for floats, and for integers too, whose arithmetic
+        wraps around (``x - y == x + (-y)`` modulo 2**bits).
+        """
+        return self._update(
+            "at.subtract", y, "add", _NUMERIC, mode, unique_indices, copy, negate=True
+        )
+
+    def multiply(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] *= y``, every repeated position multiplying.
+
+        Parameters and result as :meth:`set`.
+        """
+        return self._update("at.multiply", y, "mul", _NUMERIC, mode, unique_indices, copy)
+
+    def divide(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] /= y`` for floating ``x``, repeated positions dividing in turn.
+
+        Parameters and result as :meth:`set`.
+        """
+        return self._update("at.divide", y, "divide", _INEXACT, mode, unique_indices, copy)
+
+    def power(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] **= y``, repeated positions raising in turn.
+
+        Parameters and result as :meth:`set`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import indexops
+        >>> indexops.at(np.full(3, 2.0))[[1, 1]].power(np.array([2.0, 3.0]))  # (2**2)**3
+        array([ 2., 64.,  2.])
+        """
+        return self._update("at.power", y, "power", _NUMERIC, mode, unique_indices, copy)
+
+    def min(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] = minimum(x[idx], y)``, over every repeated position.
+
+        Parameters and result as :meth:`set`.
+        """
+        return self._update("at.min", y, "min", _NUMERIC, mode, unique_indices, copy)
+
+    def max(
+        self,
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] = maximum(x[idx], y)``, over every repeated position.
+
+        Parameters and result as :meth:`set`.
+        """
+        return self._update("at.max", y, "max", _NUMERIC, mode, unique_indices, copy)
+
+    def apply(
+        self,
+        f: Callable[[Array, Array], Array],
+        y: Any,
+        *,
+        mode: str | ScatterMode | None = None,
+        unique_indices: bool = False,
+        copy: bool | None = True,
+    ) -> Array:
+        """``x[idx] = f(x[idx], y)``, once per occurrence of a repeated position, in order.
+
+        Parameters and result as :meth:`set` (``f`` first).
+
+        ``f(old, new)`` works elementwise on arrays of ``x``'s library; its result is cast
+        to ``x``'s dtype.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import indexops
+        >>> def twice_plus(old, new):
+        ...     return 2 * old + new
+        >>> indexops.at(np.ones(3))[[0, 0]].apply(twice_plus, np.array([1.0, 10.0]))
+        array([16.,  1.,  1.])
+        """
+        if not callable(f):
+            raise type_error("at.apply", "f", f, "a callable f(old, new)")
+        return self._update("at.apply", y, f, None, mode, unique_indices, copy)
+
+    # -- shared by the methods ------------------------------------------------------------
+
+    def _lowered(self, op: str) -> tuple[Backend, IndexPlan, Array]:
+        """The backend, the cached plan of the index expression, and its start indices."""
+        if self._idx is _NO_INDEX:
+            raise type_error(op, "idx", "no index", "an index: at(x)[idx] or at(x, idx)")
+        x = self._x
+        backend = backend_for(op, x=x)
+        parts, arrays = parse_index(op, backend, x, self._idx)
+        plan = index_plan(op, tuple(x.shape), parts)
+        return backend, plan, start_indices(backend, plan, arrays, x)
+
+    def _update(
+        self,
+        op: str,
+        y: Any,
+        computation: Any,
+        kinds: tuple[str, ...] | None,
+        mode: str | ScatterMode | None,
+        unique_indices: bool,
+        copy: bool | None,
+        *,
+        negate: bool = False,
+    ) -> Array:
+        """One scatter with ``computation``; ``kinds``: the dtype kinds ``x`` may have."""
+        x = self._x
+        scatter_mode = _mode(ScatterMode, op, mode, "drop", _UPDATE_ALIASES)
+        backend, plan, starts = self._lowered(op)
+        if kinds is not None and not any(backend.has_kind(x.dtype, kind) for kind in kinds):
+            raise type_error(op, "x.dtype", str(x.dtype), f"a dtype of kind {' or '.join(kinds)}")
+        writes_in_place(backend, op, x, copy, name="x")
+        updates = _updates(op, backend, x, y, plan.result_shape, negate)
+        if computation in _XP_COMBINERS:
+            computation = getattr(backend.xp, _XP_COMBINERS[computation])
+        return scatter(
+            x,
+            starts,
+            updates,
+            update_window_dims=plan.offset_dims,
+            inserted_window_dims=plan.collapsed_dims,
+            scatter_dims_to_operand_dims=plan.start_map,
+            index_vector_dim=plan.index_vector_dim,
+            update_computation=computation,
+            mode=scatter_mode,
+            unique_indices=unique_indices,
+            copy=copy,
+        )
+
+
+def _mode(kind: type[M], op: str, mode: Any, default: str, aliases: dict[str, str]) -> M:
+    """The mode member: ``default`` for ``None``, JAX's other names accepted."""
+    if mode is None:
+        mode = default
+    elif isinstance(mode, str):
+        mode = aliases.get(mode, mode)
+    return kind.parse(op, mode)
+
+
+def _updates(
+    op: str, backend: Backend, x: Array, y: Any, shape: tuple[int, ...], negate: bool
+) -> Array:
+    """``y`` (an array of x's dtype or a Python scalar) broadcast to ``shape``."""
+    xp = backend.xp
+    if is_array(y):
+        if type(y) is not type(x):
+            backend_for(op, x=x, y=y)  # one library
+        if y.dtype != x.dtype:
+            raise type_error(op, "y.dtype", str(y.dtype), f"the dtype of x ({x.dtype})")
+        if tuple(y.shape) != shape and not _broadcasts(tuple(y.shape), shape):
+            raise value_error(
+                op, "y.shape", tuple(y.shape), f"a shape that broadcasts to x[idx]'s {shape}"
+            )
+    else:
+        _check_scalar(op, backend, x.dtype, y)
+        y = backend.full((), y, x.dtype, x)
+    if negate:  # broadcast_to below also makes NumPy's 0-d result an array again
+        y = xp.negative(y)
+    return y if tuple(y.shape) == shape and not negate else xp.broadcast_to(y, shape)
+
+
+def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether NumPy broadcasting takes ``shape`` to ``target``."""
+    if len(shape) > len(target):
+        return False
+    return all(n in (1, m) for n, m in zip(shape, target[len(target) - len(shape) :]))
+
+
+def _check_scalar(op: str, backend: Backend, dtype: Any, y: Any) -> None:
+    """A Python scalar ``y`` must fit the kind of ``dtype`` (the Array API's rule)."""
+    if backend.has_kind(dtype, "bool"):
+        allowed: tuple[type, ...] = (bool,)
+    elif backend.has_kind(dtype, "integral"):
+        allowed = (int,)
+    elif backend.has_kind(dtype, "real floating"):
+        allowed = (int, float)
+    else:
+        allowed = (int, float, complex)
+    if type(y) not in allowed or (type(y) is bool and bool not in allowed):
+        names = " or ".join(t.__name__ for t in allowed)
+        raise type_error(
+            op, "y", y, f"an array of dtype {dtype} or a Python {names} (for x of dtype {dtype})"
+        )
+
+
+def _empty_read(op: str, backend: Backend, x: Array, plan: IndexPlan) -> Array:
+    """``x[idx]`` where an index array stands on a dim of size 0: empty, or an error."""
+    if plan.result_size:
+        raise value_error(
+            op,
+            "idx",
+            f"index arrays that select {plan.result_size} elements",
+            f"none: x has size 0 on dims {plan.empty_dims}, so there is nothing to read",
+        )
+    return backend.full(plan.result_shape, 0, x.dtype, x)

@@ -1,0 +1,462 @@
+"""NumPy index expressions as StableHLO window geometry: the lowering behind ``at``.
+
+An index expression (ints, slices, ``None``, ``...``, integer and boolean arrays, and
+tuples of them) picks the elements of ``x[idx]``. It becomes the attributes of one gather
+(or scatter) whose result (updates) has the shape of ``x[idx]``:
+
+* a slice with step 1 is a window along its dim at a constant start (none if it covers
+  the dim);
+* an int, an integer array and a slice with another step collapse their dim and give one
+  column of the start indices: the int a constant, the array its values (negative ones
+  counted from the end), the slice an iota along its own result dim;
+* ``None`` is a result dim of size 1 that only the start indices have;
+* the integer arrays broadcast together into the advanced dims, placed where NumPy places
+  them: where the first advanced index stands if the advanced indices (ints count as
+  advanced once there is an array) are next to each other in ``idx``, else first.
+
+Boolean arrays become integer arrays of their true positions when the call is made: the
+result's shape depends on their values, so these must be readable then.
+
+Everything except the arrays' values is static: a :class:`IndexPlan` is made once per
+shape and static index parts; per call only the start indices are built from it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from types import EllipsisType
+from typing import Any
+
+import numpy as np
+
+from ._backends import Backend, ValuesUnknown, backend_for, is_array
+from ._cache import static_cache
+from ._errors import type_error, value_error
+from ._starts import to_index
+from ._typing import Array
+
+ALLOWED = (
+    "ints, slices, None, ..., integer or boolean arrays, sequences of ints or bools, "
+    "or a tuple of these"
+)
+
+
+@dataclass(frozen=True)
+class IntPart:
+    """A Python int (or NumPy integer scalar): static, checked against the dim."""
+
+    value: int
+
+    def __repr__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class SlicePart:
+    start: int | None
+    stop: int | None
+    step: int | None
+
+    def __repr__(self) -> str:
+        text = ":".join("" if v is None else str(v) for v in (self.start, self.stop))
+        return text if self.step is None else f"{text}:{self.step}"
+
+
+@dataclass(frozen=True)
+class ArrayPart:
+    """An integer array, known by its shape; its values come with each call."""
+
+    shape: tuple[int, ...]
+    may_be_negative: bool  # False for unsigned dtypes and boolean arrays' positions
+
+    def __repr__(self) -> str:
+        return f"array(shape={self.shape})"
+
+
+Part = IntPart | SlicePart | ArrayPart | EllipsisType | None
+_MASK = "mask"  # the part of a boolean array, before its positions are known
+
+
+# -- per call: the index expression split into static parts and arrays ---------------------
+
+
+def parse_index(
+    op: str, backend: Backend, x: Array, idx: Any
+) -> tuple[tuple[Part, ...], list[Array]]:
+    """The static parts of ``idx`` and its integer arrays, in order.
+
+    Boolean arrays are replaced by the integer arrays of their true positions (read now:
+    an error where their values are unknown, e.g. under ``jax.jit``).
+    """
+    if type(idx) is type(x) and backend.has_kind(idx.dtype, "integral"):  # the common case
+        return (ArrayPart(tuple(idx.shape), _may_be_negative(backend, idx)),), [idx]
+    items = idx if type(idx) is tuple else (idx,)
+    classified = [_classify(op, backend, x, item) for item in items]
+    widths = [_width(part, array) for part, array in classified]
+    starts = first_dims(op, len(x.shape), widths, idx)
+    parts: list[Part] = []
+    arrays: list[Array] = []
+    for (part, array), start in zip(classified, starts):
+        if array is None:
+            parts.append(part)
+        elif part is _MASK:
+            for positions in _true_positions(op, backend, x, array, start):
+                parts.append(ArrayPart(tuple(positions.shape), False))
+                arrays.append(positions)
+        else:
+            parts.append(part)
+            arrays.append(array)
+    return tuple(parts), arrays
+
+
+def _classify(op: str, backend: Backend, x: Array, item: Any) -> tuple[Any, Array | None]:
+    """(static part, None) for ints, slices, None and ...; (part, array) for arrays."""
+    if item is None or item is Ellipsis:
+        return item, None
+    if isinstance(item, slice):
+        return SlicePart(
+            *(_slice_entry(op, item, v) for v in (item.start, item.stop, item.step))
+        ), None
+    if isinstance(item, (bool, np.bool_)):
+        raise type_error(op, "idx", item, f"{ALLOWED} (a bool alone is not an index)")
+    if isinstance(item, numbers.Integral):
+        return IntPart(int(item)), None
+    if isinstance(item, (list, tuple)):
+        item = _sequence_array(op, backend, x, item)
+    if not is_array(item):
+        raise type_error(op, "idx", _short(item), ALLOWED)
+    if type(item) is not type(x):
+        backend_for(op, x=x, idx=item)  # index arrays belong to x's library
+    if backend.has_kind(item.dtype, "integral"):
+        return ArrayPart(tuple(item.shape), _may_be_negative(backend, item)), item
+    if backend.has_kind(item.dtype, "bool"):
+        if item.ndim == 0:
+            raise value_error(op, "idx", "a 0-d boolean array", f"{ALLOWED} (with 1 dim or more)")
+        return _MASK, item
+    raise type_error(op, "idx", f"an array of dtype {item.dtype}", ALLOWED)
+
+
+def _slice_entry(op: str, item: slice, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise type_error(op, "idx", item, "slices of ints or None")
+    return int(value)
+
+
+def _sequence_array(op: str, backend: Backend, x: Array, item: Any) -> Array:
+    """A (nested) list or tuple of Python ints or bools as an array of ``x``'s library."""
+    values = np.asarray(item, dtype=object)
+    leaves = values.reshape(-1).tolist()
+    if values.dtype != object or any(isinstance(v, (list, tuple)) for v in leaves):
+        raise value_error(op, "idx", _short(item), "sequences of equal-length rows")
+    bools = [isinstance(v, (bool, np.bool_)) for v in leaves]
+    ints = [isinstance(v, numbers.Integral) and not b for v, b in zip(leaves, bools)]
+    if leaves and all(bools):
+        dtype = backend.xp.bool
+    elif all(ints):
+        dtype = backend.index_dtype()
+    else:
+        raise type_error(op, "idx", _short(item), "sequences of ints only or of bools only")
+    nested = [bool(v) if dtype is backend.xp.bool else int(v) for v in leaves]
+    flat = backend.xp.asarray(nested, dtype=dtype, device=backend.device(x))
+    return backend.xp.reshape(flat, values.shape)
+
+
+def _may_be_negative(backend: Backend, x: Array) -> bool:
+    return not backend.has_kind(x.dtype, "unsigned integer")
+
+
+def _width(part: Any, array: Array | None) -> int | None:
+    """How many dims of ``x`` an index item takes (``None`` for ``...``)."""
+    if part is Ellipsis:
+        return None
+    if array is not None and part is _MASK:
+        return int(array.ndim)
+    return 0 if part is None else 1
+
+
+def _true_positions(
+    op: str, backend: Backend, x: Array, mask: Array, start: int
+) -> tuple[Array, ...]:
+    """The integer arrays of the true positions of the boolean ``mask`` at dim ``start``."""
+    expected = tuple(x.shape[start : start + mask.ndim])
+    if tuple(mask.shape) != expected:
+        raise value_error(
+            op,
+            "idx",
+            f"a boolean array of shape {tuple(mask.shape)}",
+            f"a boolean array must have the shape of the dims it indexes, {expected} "
+            f"(x dims {start}..{start + mask.ndim - 1} of {tuple(x.shape)})",
+        )
+    unknown = "a boolean array whose values are unknown"
+    try:  # an empty read: it fails where values cannot be read (tracers, meta tensors)
+        backend.host_ints(backend.xp.reshape(mask, (-1,))[:0])
+    except ValuesUnknown as reason:
+        unknown = f"a boolean array ({reason})"
+    else:
+        positions = tuple(backend.xp.nonzero(mask))
+        if all(isinstance(n, int) for p in positions for n in p.shape):
+            return positions
+    raise type_error(
+        op,
+        "idx",
+        unknown,
+        "boolean arrays whose values are known when at is called (they set the shape of "
+        "the result); pass the integer positions instead",
+    )
+
+
+def _short(x: Any) -> Any:
+    """``x`` itself for the error message, or the start of its repr if that is long."""
+    text = repr(x)
+    return x if len(text) <= 60 else text[:57] + "..."
+
+
+# -- static: dims and the plan ---------------------------------------------------------------
+
+
+def first_dims(op: str, rank: int, widths: list[int | None], idx: Any) -> list[int]:
+    """The first dim of ``x`` that each item takes (``None`` in ``widths`` marks ``...``).
+
+    Raises for a second ``...`` and for more indices than ``x`` has dims.
+    """
+    taken = sum(w for w in widths if w is not None)
+    if widths.count(None) > 1:
+        raise value_error(op, "idx", _short(idx), "at most one ... (Ellipsis)")
+    if taken > rank:
+        raise value_error(
+            op,
+            "idx",
+            _short(idx),
+            f"at most {rank} indices for x of rank {rank} (this one indexes {taken} dims)",
+        )
+    starts, dim = [], 0
+    for width in widths:
+        starts.append(dim)
+        dim += rank - taken if width is None else width
+    return starts
+
+
+@dataclass(frozen=True)
+class Column:
+    """How one column of the start indices is made, shaped to broadcast to the batch.
+
+    ``"array"``: the ``source``-th index array, negative values plus ``wrap`` (unless
+    ``None``), reshaped to ``shape``; ``"constant"``: ``start``; ``"iota"``: ``start +
+    step * k`` for ``k`` along the one axis where ``shape`` is not 1.
+    """
+
+    kind: str
+    shape: tuple[int, ...] = ()
+    source: int = 0
+    wrap: int | None = None
+    start: int = 0
+    step: int = 1
+
+
+@dataclass(frozen=True)
+class IndexPlan:
+    """The gather/scatter attributes of an index expression on one shape."""
+
+    result_shape: tuple[int, ...]  # the shape of x[idx]
+    batch_shape: tuple[int, ...]  # the start indices' shape without the index vector
+    offset_dims: tuple[int, ...]  # the result dims that are windows, in x's dim order
+    collapsed_dims: tuple[int, ...]
+    start_map: tuple[int, ...]
+    slice_sizes: tuple[int, ...]
+    columns: tuple[Column, ...]  # one per start_map entry
+    empty_dims: tuple[int, ...]  # dims of size 0 that index arrays collapse: gather cannot
+
+    @property
+    def result_size(self) -> int:
+        return math.prod(self.result_shape)
+
+    @property
+    def index_vector_dim(self) -> int:
+        return len(self.batch_shape)
+
+
+# the kinds of result dims while a plan is made: a window of x, or a batch dim of the
+# start indices (from None, a strided slice, or the advanced indices)
+_WINDOW, _NEW, _STRIDED, _ADVANCED = "window", "new", "strided", "advanced"
+
+
+@static_cache()
+def index_plan(op: str, shape: tuple[int, ...], parts: tuple[Part, ...]) -> IndexPlan:
+    """Check the static parts of an index expression against ``x.shape`` and lower them."""
+    arrays = [p for p in parts if isinstance(p, ArrayPart)]
+    advanced_shape = _broadcast_shapes(op, [a.shape for a in arrays])
+    positions = [i for i, p in enumerate(parts) if isinstance(p, (ArrayPart, IntPart))]
+    advanced_first = bool(arrays) and positions != list(range(positions[0], positions[-1] + 1))
+    result: list[tuple[str, int, int]] = []  # (kind, size, x dim or -1)
+    sizes = list(shape)
+    constants: dict[int, Column] = {}  # x dim -> a constant start column
+    strided: dict[int, Column] = {}  # x dim -> an iota column, its shape set below
+    array_dims: list[int] = []
+    if advanced_first:
+        result += [(_ADVANCED, n, -1) for n in advanced_shape]
+    placed = advanced_first or not arrays
+    for part, dim in _per_dim(op, shape, parts):
+        if part is None:
+            result.append((_NEW, 1, -1))
+            continue
+        if not placed and isinstance(part, (ArrayPart, IntPart)):
+            result += [(_ADVANCED, n, -1) for n in advanced_shape]
+            placed = True
+        if isinstance(part, IntPart):
+            constants[dim] = Column("constant", start=_int_in_range(op, parts, shape, dim, part))
+            sizes[dim] = 1
+        elif isinstance(part, ArrayPart):
+            array_dims.append(dim)
+            sizes[dim] = 1
+        else:
+            start, step, size = _slice_of(op, shape[dim], part)
+            if step == 1 or size <= 1:
+                result.append((_WINDOW, size, dim))
+                sizes[dim] = size
+                if size < shape[dim]:
+                    constants[dim] = Column("constant", start=start)
+            else:
+                result.append((_STRIDED, size, dim))
+                strided[dim] = Column("iota", start=start, step=step)
+                sizes[dim] = 1
+    return _plan_of(shape, result, sizes, constants, strided, array_dims, arrays, advanced_shape)
+
+
+def _per_dim(op: str, shape: tuple[int, ...], parts: tuple[Part, ...]) -> list[tuple[Any, int]]:
+    """(part, x dim) with ``...`` and the missing trailing indices as full slices; ``None``
+    parts come with the dim that follows them."""
+    rank = len(shape)
+    widths = [None if p is Ellipsis else (0 if p is None else 1) for p in parts]
+    first_dims(op, rank, widths, parts)
+    missing = rank - sum(w for w in widths if w is not None)
+    full = SlicePart(None, None, None)
+    expanded: list[Any] = []
+    for part in parts:
+        expanded += [full] * missing if part is Ellipsis else [part]
+    if not any(part is Ellipsis for part in parts):
+        expanded += [full] * missing
+    dims, dim = [], 0
+    for part in expanded:
+        dims.append((part, dim))
+        dim += part is not None
+    return dims
+
+
+def _int_in_range(
+    op: str, parts: tuple[Part, ...], shape: tuple[int, ...], dim: int, part: IntPart
+) -> int:
+    n = shape[dim]
+    if not -n <= part.value < n:
+        raise value_error(
+            op,
+            "idx",
+            parts if len(parts) > 1 else part,
+            f"the int {part.value} on dim {dim} (size {n}) must be in [{-n}, {n}) "
+            "(ints are checked like NumPy's; pass an integer array for the out-of-bounds "
+            "behaviour of mode)",
+        )
+    return part.value + n if part.value < 0 else part.value
+
+
+def _slice_of(op: str, n: int, part: SlicePart) -> tuple[int, int, int]:
+    """(start, step, size) of a slice on a dim of size ``n``; start 0 when empty."""
+    if part.step == 0:
+        raise value_error(op, "idx", part, "slice steps other than 0")
+    start, stop, step = slice(part.start, part.stop, part.step).indices(n)
+    size = len(range(start, stop, step))
+    return (start if size else 0), step, size
+
+
+def _broadcast_shapes(op: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """NumPy's broadcast of the index arrays' shapes, or a clear error."""
+    rank = max((len(s) for s in shapes), default=0)
+    result = []
+    for axis in range(rank):
+        sizes = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise value_error(
+                op,
+                "idx",
+                f"index arrays of shapes {', '.join(map(str, shapes))}",
+                "integer arrays (and boolean arrays' positions) that broadcast together",
+            )
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
+def _plan_of(
+    shape: tuple[int, ...],
+    result: list[tuple[str, int, int]],
+    sizes: list[int],
+    constants: dict[int, Column],
+    strided: dict[int, Column],
+    array_dims: list[int],
+    arrays: list[ArrayPart],
+    advanced_shape: tuple[int, ...],
+) -> IndexPlan:
+    """The plan from the result dims in order: batch axes, column shapes, attributes."""
+    batch = [(kind, size, dim) for kind, size, dim in result if kind != _WINDOW]
+    batch_rank = len(batch)
+    kinds = [kind for kind, _, _ in batch]
+    columns = dict(constants)
+    for axis, (kind, size, dim) in enumerate(batch):
+        if kind == _STRIDED:
+            iota_shape = tuple(size if a == axis else 1 for a in range(batch_rank))
+            columns[dim] = Column(
+                "iota", iota_shape, start=strided[dim].start, step=strided[dim].step
+            )
+    if arrays:
+        first = kinds.index(_ADVANCED) if advanced_shape else 0
+        after = batch_rank - first - len(advanced_shape)
+        for source, (dim, part) in enumerate(zip(array_dims, arrays)):
+            lead = first + len(advanced_shape) - len(part.shape)
+            array_shape = (1,) * lead + part.shape + (1,) * after
+            wrap = shape[dim] if part.may_be_negative else None
+            columns[dim] = Column("array", array_shape, source, wrap)
+    start_map = tuple(sorted(columns))
+    window_dims = {dim for kind, _, dim in result if kind == _WINDOW}
+    return IndexPlan(
+        result_shape=tuple(size for _, size, _ in result),
+        batch_shape=tuple(size for _, size, _ in batch),
+        offset_dims=tuple(i for i, (kind, _, _) in enumerate(result) if kind == _WINDOW),
+        collapsed_dims=tuple(d for d in range(len(shape)) if d not in window_dims),
+        start_map=start_map,
+        slice_sizes=tuple(sizes),
+        columns=tuple(columns[d] for d in start_map),
+        empty_dims=tuple(d for d in range(len(shape)) if d not in window_dims and not shape[d]),
+    )
+
+
+# -- per call: the start indices ------------------------------------------------------------
+
+
+def start_indices(backend: Backend, plan: IndexPlan, arrays: list[Array], like: Array) -> Array:
+    """The start indices of ``plan`` for this call's index arrays: ``[*batch_shape, k]``."""
+    xp = backend.xp
+    batch = plan.batch_shape
+    columns = [_column(backend, column, arrays, like) for column in plan.columns]
+    if len(columns) == 1 and tuple(columns[0].shape) == batch:  # e.g. one index array
+        return xp.reshape(columns[0], (*batch, 1))
+    if not columns:
+        return backend.full((*batch, 0), 0, backend.index_dtype(), like)
+    return xp.stack([xp.broadcast_to(c, batch) for c in columns], axis=-1)
+
+
+def _column(backend: Backend, column: Column, arrays: list[Array], like: Array) -> Array:
+    xp = backend.xp
+    if column.kind == "array":
+        values = to_index(backend, arrays[column.source])
+        if column.wrap is not None:  # negative indices count from the end
+            values = backend.where(values < 0, values + column.wrap, values)
+        return xp.reshape(values, column.shape)
+    if column.kind == "iota":
+        steps = (
+            backend.arange(math.prod(column.shape), backend.index_dtype(), like) * column.step
+            + column.start
+        )
+        return xp.reshape(steps, column.shape)
+    return backend.full((), column.start, backend.index_dtype(), like)

@@ -1,0 +1,458 @@
+"""indexops.at against NumPy indexing, a one-by-one update loop, and jax.numpy's ``.at``."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+from backends import Backend
+from helpers import assert_same, check_array, dtype_name, from_numpy, to_numpy
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from strategies import VALUE_DTYPES
+
+import indexops
+
+INDEX_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
+FLOAT_DTYPES = ("float32", "float64")
+
+
+def twice_plus(old: Any, new: Any) -> Any:
+    """Neither associative nor commutative: any change of application order shows."""
+    return old * 2 + new
+
+
+# NumPy's elementwise meaning of each update method, applied one update at a time
+STEPS = {
+    "set": lambda old, new: new,
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "divide": np.divide,
+    "power": np.power,
+    "min": np.minimum,
+    "max": np.maximum,
+    "apply": twice_plus,
+}
+# value ranges that keep every method exact (and away from division by zero)
+VALUE_RANGES = {"multiply": (0, 3), "power": (0, 2), "divide": (1, 4)}
+
+
+# -- index expressions -----------------------------------------------------------------------
+
+
+@dataclass
+class IndexCase:
+    """An index expression in NumPy's terms (arrays are NumPy arrays or lists)."""
+
+    shape: tuple[int, ...]
+    idx: tuple[Any, ...]
+
+    def on(self, xp: Any) -> tuple[Any, ...]:
+        """The expression with its NumPy arrays made arrays of ``xp``."""
+        return tuple(from_numpy(xp, i) if isinstance(i, np.ndarray) else i for i in self.idx)
+
+    def positions(self) -> np.ndarray:
+        """The flat position in x of every element of ``x[idx]``, NumPy's own answer."""
+        return np.arange(math.prod(self.shape)).reshape(self.shape)[self.idx]
+
+
+def _slices(n: int) -> st.SearchStrategy[slice]:
+    bound = st.one_of(st.none(), st.integers(-n - 2, n + 2))
+    step = st.one_of(st.none(), st.sampled_from([-3, -2, -1, 1, 2, 3]))
+    return st.builds(slice, bound, bound, step)
+
+
+def _broadcastable(draw: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape that broadcasts to ``shape``: a suffix of it with some sizes set to 1."""
+    rank = draw(st.integers(0, len(shape)))
+    suffix = shape[len(shape) - rank :]
+    return tuple(n if draw(st.booleans()) else 1 for n in suffix)
+
+
+def _index_array(draw: Any, n: int, shape: tuple[int, ...]) -> Any:
+    """Integer positions on a dim of size ``n``: in range, negative ones included."""
+    dtype = draw(st.sampled_from(INDEX_DTYPES))
+    count = math.prod(shape)
+    low = 0 if dtype.startswith("u") else -n
+    values = draw(st.lists(st.integers(low, n - 1), min_size=count, max_size=count))
+    array = np.asarray(values, dtype=dtype).reshape(shape)
+    if array.size and draw(st.integers(0, 4)) == 0:
+        return array.tolist()  # a (nested) sequence
+    return array
+
+
+@st.composite
+def index_cases(draw: Any, booleans: bool = True) -> IndexCase:
+    """A shape and an index expression of every kind: ints, slices, None, ..., integer
+    arrays and sequences broadcast together, or a boolean array, mixed."""
+    rank = draw(st.integers(0, 4))
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=rank, max_size=rank)))
+    advanced_shape = tuple(draw(st.lists(st.integers(0, 3), max_size=2)))
+    with_mask = booleans and draw(st.integers(0, 3)) == 0
+    leading = draw(st.integers(0, rank))  # dims indexed before the ... (or all items)
+    with_ellipsis = draw(st.booleans())
+    trailing = draw(st.integers(0, rank - leading)) if with_ellipsis else 0
+    # at most one boolean array; the number of its true entries is drawn, so the integer
+    # arrays beside it are 0-d (they broadcast with its positions)
+    advanced_shape = () if with_mask else advanced_shape
+    masks = [with_mask]
+    items = _items(draw, shape, range(leading), advanced_shape, masks)
+    if with_ellipsis:
+        items.append(Ellipsis)
+        items += _items(draw, shape, range(rank - trailing, rank), advanced_shape, masks)
+    if draw(st.integers(0, 4)) == 0:
+        items.insert(draw(st.integers(0, len(items))), None)
+    return IndexCase(shape, tuple(items))
+
+
+def _items(
+    draw: Any, shape: tuple[int, ...], dims: range, advanced_shape: tuple, masks: list[bool]
+) -> list[Any]:
+    """Index items for the dims ``dims`` of ``shape``, with a None now and then; a boolean
+    array where ``masks`` holds True (which it then gives up)."""
+    items: list[Any] = []
+    dim = dims.start
+    while dim < dims.stop:
+        if draw(st.integers(0, 5)) == 0:
+            items.append(None)
+        n = shape[dim]
+        kind = draw(st.sampled_from(["slice", "int", "array", "array", "mask"]))
+        if kind == "mask" and masks[0]:
+            masks[0] = False
+            width = draw(st.integers(1, min(2, dims.stop - dim)))
+            size = math.prod(shape[dim : dim + width])
+            bits = draw(st.lists(st.booleans(), min_size=size, max_size=size))
+            items.append(np.asarray(bits, dtype=bool).reshape(shape[dim : dim + width]))
+            dim += width
+            continue
+        if kind == "slice" or n == 0:
+            items.append(draw(_slices(n)))
+        elif kind == "int":
+            items.append(draw(st.integers(-n, n - 1)))
+        else:
+            items.append(_index_array(draw, n, _broadcastable(draw, advanced_shape)))
+        dim += 1
+    return items
+
+
+def values_of(draw: Any, shape: tuple[int, ...], dtype: str, low: int = 0, high: int = 100):
+    count = math.prod(shape)
+    values = draw(st.lists(st.integers(low, high), min_size=count, max_size=count))
+    return np.asarray(values).astype(dtype).reshape(shape)
+
+
+def draw_update(data: Any, case: IndexCase, dtype: str, method: str) -> tuple[np.ndarray, Any]:
+    """``x`` and ``y``: an array broadcasting to ``x[idx]``, or a Python scalar."""
+    low, high = VALUE_RANGES.get(method, (0, 100))
+    x = values_of(data.draw, case.shape, dtype, low, high)
+    shape = case.positions().shape
+    if data.draw(st.integers(0, 4)) == 0:
+        scalar = data.draw(st.integers(max(low, 1), high))
+        return x, float(scalar) if dtype.startswith("float") else scalar
+    return x, values_of(data.draw, _broadcastable(data.draw, shape), dtype, low, high)
+
+
+def one_by_one(x: np.ndarray, case: IndexCase, y: Any, method: str) -> np.ndarray:
+    """The updates applied one at a time, in the row-major order of ``x[idx]``."""
+    positions = case.positions()
+    values = np.broadcast_to(np.asarray(y, dtype=x.dtype), positions.shape)
+    flat = x.copy().reshape(-1)
+    step = STEPS[method]
+    with np.errstate(over="ignore"):
+        for p, v in zip(positions.reshape(-1).tolist(), values.reshape(-1)):
+            flat[p : p + 1] = np.asarray(step(flat[p : p + 1], np.asarray([v], x.dtype)))
+    return flat.reshape(x.shape)
+
+
+def unique_positions(case: IndexCase) -> bool:
+    positions = case.positions()
+    return len(np.unique(positions)) == positions.size
+
+
+def as_backend(xp: Any, y: Any) -> Any:
+    return from_numpy(xp, y) if isinstance(y, np.ndarray) else y
+
+
+def indexed(xp: Any, x: Any, case: IndexCase, use_brackets: bool) -> Any:
+    """``at(x)[idx]`` or ``at(x, idx)``."""
+    idx = case.on(xp)
+    return indexops.at(x)[idx] if use_brackets else indexops.at(x, idx)
+
+
+# -- against NumPy ---------------------------------------------------------------------------
+
+
+@given(data=st.data())
+def test_get_is_numpy_indexing(xp, backend, data):
+    case = data.draw(index_cases(booleans=backend.reads_boolean_indices))
+    x = values_of(data.draw, case.shape, data.draw(st.sampled_from(VALUE_DTYPES)))
+    got = indexed(xp, from_numpy(xp, x), case, data.draw(st.booleans())).get()
+    assert_same(got, x[case.idx])
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("method", ["set", "add"])
+def test_set_and_add_are_numpy_on_unique_positions(xp, backend, method, data):
+    case = data.draw(index_cases(booleans=backend.reads_boolean_indices))
+    assume(unique_positions(case))
+    x, y = draw_update(data, case, data.draw(st.sampled_from(VALUE_DTYPES)), method)
+    expected = x.copy()
+    with np.errstate(over="ignore"):
+        if method == "set":
+            expected[case.idx] = y
+        else:
+            expected[case.idx] += np.asarray(y, dtype=x.dtype)
+    target = indexed(xp, from_numpy(xp, x), case, data.draw(st.booleans()))
+    assert_same(getattr(target, method)(as_backend(xp, y)), expected)
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("method", list(STEPS))
+def test_repeated_positions_apply_one_by_one(xp, backend, method, data):
+    case = data.draw(index_cases(booleans=backend.reads_boolean_indices))
+    dtypes = FLOAT_DTYPES if method in ("divide", "power") else VALUE_DTYPES
+    x, y = draw_update(data, case, data.draw(st.sampled_from(dtypes)), method)
+    expected = one_by_one(x, case, y, method)
+    target = indexed(xp, from_numpy(xp, x), case, data.draw(st.booleans()))
+    args = (twice_plus, as_backend(xp, y)) if method == "apply" else (as_backend(xp, y),)
+    got = getattr(target, method)(*args)
+    if method == "power":  # pow may differ from NumPy's in the last bit on some libraries
+        check_array(got)
+        assert (tuple(got.shape), dtype_name(got)) == (expected.shape, expected.dtype.name)
+        if backend.has_values:
+            np.testing.assert_allclose(to_numpy(got), expected, rtol=1e-6)
+    else:
+        assert_same(got, expected)
+
+
+def test_repeated_set_keeps_the_last_in_row_major_order(xp):
+    x = xp.zeros((2, 3), dtype=xp.int64)
+    rows = xp.asarray([[1, 1], [0, 1]])
+    y = xp.asarray([[[1, 2, 3], [4, 5, 6]], [[7, 8, 9], [10, 11, 12]]])
+    # x[rows] has shape (2, 2, 3); row 1 is written three times, (1, 1) last
+    assert_same(indexops.at(x)[rows].set(y), np.array([[7, 8, 9], [10, 11, 12]]))
+    assert_same(indexops.at(x)[rows].add(y), np.array([[7, 8, 9], [15, 18, 21]]))
+
+
+# -- out-of-range values: the modes ------------------------------------------------------------
+
+
+@st.composite
+def out_of_range_cases(draw: Any) -> tuple[tuple[int, int], np.ndarray, int]:
+    """x of shape [n, m], index values from far below -n to far above n, and the axis."""
+    shape = (draw(st.integers(1, 4)), draw(st.integers(1, 3)))
+    axis = draw(st.integers(0, 1))
+    n = shape[axis]
+    count = draw(st.integers(0, 6))
+    values = draw(st.lists(st.integers(-2 * n - 1, 2 * n), min_size=count, max_size=count))
+    return shape, np.asarray(values, dtype=np.int64), axis
+
+
+def wrapped(values: np.ndarray, n: int) -> np.ndarray:
+    """Negative values counted from the end (still out of range below -n)."""
+    return np.where(values < 0, values + n, values)
+
+
+@given(case=out_of_range_cases(), data=st.data())
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+def test_get_modes(xp, mode, case, data):
+    shape, values, axis = case
+    n = shape[axis]
+    x = values_of(data.draw, shape, "float64")
+    if mode == "promise_in_bounds":
+        values = values[(values >= -n) & (values < n)]  # the caller keeps the promise
+    key = (slice(None),) * axis + (from_numpy(xp, values),)
+    got = indexops.at(from_numpy(xp, x))[key].get(mode=mode, fill_value=-1.0)
+    positions = wrapped(values, n)
+    expected = np.moveaxis(x, axis, 0)[np.clip(positions, 0, n - 1)]
+    if mode == "fill":
+        expected[(positions < 0) | (positions >= n)] = -1.0
+    assert_same(got, np.moveaxis(expected, 0, axis))
+
+
+@given(case=out_of_range_cases(), data=st.data())
+@pytest.mark.parametrize("mode", ["drop", "clip", "fill"])
+def test_update_modes(xp, mode, case, data):
+    shape, values, axis = case
+    n = shape[axis]
+    x = values_of(data.draw, shape, "int64")
+    y = values_of(data.draw, (values.size,), "int64")
+    positions = wrapped(values, n)
+    if mode == "clip":
+        positions = np.clip(positions, 0, n - 1)
+    expected = np.moveaxis(x.copy(), axis, 0)
+    for p, v in zip(positions.tolist(), y.tolist()):
+        if 0 <= p < n:  # "drop" and JAX's name for it, "fill"
+            expected[p] += v
+    if axis == 0:  # x[values] is [count, m]: one y per row
+        key, y_shaped = (from_numpy(xp, values),), y[:, None]
+    else:  # x[:, values] is [n, count]
+        key, y_shaped = (slice(None), from_numpy(xp, values)), y
+    got = indexops.at(from_numpy(xp, x), key).add(from_numpy(xp, y_shaped), mode=mode)
+    assert_same(got, np.moveaxis(expected, 0, axis))
+
+
+def test_default_modes_are_jax_ones(xp):
+    x = xp.asarray([0.0, 1.0, 2.0], dtype=xp.float64)
+    far = xp.asarray([5, -7])
+    assert_same(indexops.at(x)[far].get(), np.array([2.0, 0.0]))  # clipped
+    assert_same(indexops.at(x)[far].set(9.0), np.array([0.0, 1.0, 2.0]))  # dropped
+
+
+# -- copies -----------------------------------------------------------------------------------
+
+
+def test_copy_false_writes_in_place_or_raises(xp, backend):
+    x = xp.zeros((3, 2), dtype=xp.float64)
+    if backend.writable:
+        result = indexops.at(x)[xp.asarray([2, 2]), 1].add(1.0, copy=False)
+        assert result is x
+        assert_same(x, np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 2.0]]))
+    else:
+        with pytest.raises(indexops.IndexOpsValueError, match="copy=False"):
+            indexops.at(x)[0].set(1.0, copy=False)
+        assert_same(x, np.zeros((3, 2)))
+
+
+def test_copy_true_leaves_x_untouched(xp):
+    x = xp.zeros((3,), dtype=xp.float64)
+    assert_same(indexops.at(x)[1].set(5.0), np.array([0.0, 5.0, 0.0]))
+    assert_same(x, np.zeros(3))
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("idx", "error", "message"),
+    [
+        (1.5, indexops.IndexOpsTypeError, "idx=1.5"),
+        ((0, slice(0.5, 2)), indexops.IndexOpsTypeError, "slices of ints"),
+        (True, indexops.IndexOpsTypeError, "a bool alone"),
+        ("a", indexops.IndexOpsTypeError, "idx="),
+        ((0, 0, 0), indexops.IndexOpsValueError, "at most 2 indices"),
+        ((Ellipsis, 0, Ellipsis), indexops.IndexOpsValueError, "at most one"),
+        ((3, 0), indexops.IndexOpsValueError, r"must be in \[-3, 3\)"),
+        ((0, -5), indexops.IndexOpsValueError, r"must be in \[-4, 4\)"),
+        (slice(None, None, 0), indexops.IndexOpsValueError, "other than 0"),
+        ([1, 2.0], indexops.IndexOpsTypeError, "ints only or of bools only"),
+        ([[0, 1], [2]], indexops.IndexOpsValueError, "equal-length rows"),
+        (([0, 1], [0, 1, 2]), indexops.IndexOpsValueError, "broadcast together"),
+    ],
+    ids=str,
+)
+def test_static_index_errors(xp, idx, error, message):
+    x = xp.zeros((3, 4), dtype=xp.float64)
+    with pytest.raises(error, match=message):
+        indexops.at(x)[idx].get()
+    with pytest.raises(error, match=message):
+        indexops.at(x, idx).add(1.0, copy=None)
+    assert_same(x, np.zeros((3, 4)))
+
+
+def test_array_errors(xp, backend):
+    x = xp.zeros((3, 4), dtype=xp.float64)
+    with pytest.raises(indexops.IndexOpsTypeError, match="an array of dtype"):
+        indexops.at(x)[xp.asarray([0.0, 1.0])].get()
+    if backend.reads_boolean_indices:
+        with pytest.raises(indexops.IndexOpsValueError, match=r"the shape of the dims .*\(3,\)"):
+            indexops.at(x)[xp.asarray([True, False])].get()
+        with pytest.raises(indexops.IndexOpsValueError, match=r"\(4,\)"):
+            indexops.at(x)[:, xp.asarray([True, False, True])].set(1.0)
+        with pytest.raises(indexops.IndexOpsValueError, match="0-d boolean"):
+            indexops.at(x)[xp.asarray(True)].get()
+    else:  # under jax.jit (and on meta tensors) a boolean array's values are unknown
+        with pytest.raises(indexops.IndexOpsTypeError, match="boolean arrays whose values"):
+            indexops.at(x)[xp.asarray([True, False, True])].get()
+
+
+def test_index_arrays_of_another_library(xp, backend):
+    if backend.library == "numpy":
+        pytest.skip("NumPy index arrays are this backend's own")
+    with pytest.raises(indexops.IndexOpsTypeError, match="arrays of one library"):
+        indexops.at(xp.zeros(3))[np.array([0, 1])].get()
+
+
+def test_update_errors(xp):
+    x = xp.zeros((3, 4), dtype=xp.int32)
+    with pytest.raises(indexops.IndexOpsTypeError, match=r"y.dtype"):
+        indexops.at(x)[0].set(xp.ones(4, dtype=xp.int64))
+    with pytest.raises(indexops.IndexOpsValueError, match=r"broadcasts to x\[idx\]'s \(4,\)"):
+        indexops.at(x)[0].set(xp.ones(3, dtype=xp.int32))
+    with pytest.raises(indexops.IndexOpsTypeError, match="Python int"):
+        indexops.at(x)[0].set(1.5)
+    with pytest.raises(indexops.IndexOpsTypeError, match="real floating"):
+        indexops.at(x)[0].divide(2)
+    with pytest.raises(indexops.IndexOpsTypeError, match="integral"):
+        indexops.at(xp.zeros(3, dtype=xp.bool))[0].add(True)
+    with pytest.raises(indexops.IndexOpsValueError, match="mode="):
+        indexops.at(x)[0].add(1, mode="wrap")
+    with pytest.raises(indexops.IndexOpsValueError, match="mode="):
+        indexops.at(x)[0].get(mode="drop_window")
+    with pytest.raises(indexops.IndexOpsTypeError, match="callable"):
+        indexops.at(x)[0].apply(None, 1)
+    with pytest.raises(indexops.IndexOpsTypeError, match="an index"):
+        indexops.at(x).get()
+    with pytest.raises(indexops.IndexOpsTypeError, match="one index"):
+        indexops.at(x)[0][1]
+    assert_same(x, np.zeros((3, 4), dtype=np.int32))
+
+
+# -- against jax.numpy's .at -------------------------------------------------------------------
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("method", ["get", "set", "add", "subtract", "multiply", "min", "max"])
+def test_matches_jax_at_on_unique_positions(method, data):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    case = data.draw(index_cases())
+    assume(method == "get" or unique_positions(case))
+    x, y = draw_update(data, case, data.draw(st.sampled_from(VALUE_DTYPES)), method)
+    jax_idx = tuple(jnp.asarray(i) if isinstance(i, (np.ndarray, list)) else i for i in case.idx)
+    reference = jnp.asarray(x).at[jax_idx]
+    ours = indexops.at(x)[case.idx]
+    if method == "get":
+        expected, got = reference.get(), ours.get()
+    else:
+        y_jax = jnp.asarray(y) if isinstance(y, np.ndarray) else y
+        with np.errstate(over="ignore"):
+            expected, got = getattr(reference, method)(y_jax), getattr(ours, method)(y)
+    np.testing.assert_array_equal(got, np.asarray(expected))
+    assert got.dtype == np.asarray(expected).dtype
+
+
+# -- the lowering -----------------------------------------------------------------------------
+
+
+def test_one_core_call_per_expression(monkeypatch):
+    """Each method makes exactly one gather or scatter call; the plan is cached."""
+    from indexops import _at, _indexing
+
+    calls: list[str] = []
+    for name in ("gather", "scatter"):
+        real = getattr(_at, name)
+        monkeypatch.setattr(
+            _at, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k)
+        )
+    x = np.arange(24.0).reshape(2, 3, 4)
+    idx = (np.array([1, 0]), None, slice(None, None, -2), [3, 3])
+    assert_same(indexops.at(x)[idx].get(), x[idx])
+    expected = x.copy()
+    expected[idx] *= 2.0
+    assert_same(indexops.at(x)[idx].multiply(2.0), expected)
+    assert calls == ["gather", "scatter"]
+    parts = (_indexing.ArrayPart((2,), True), None, _indexing.SlicePart(None, None, -2))
+    first = _indexing.index_plan("at.get", (2, 3, 4), parts)
+    assert _indexing.index_plan("at.get", (2, 3, 4), parts) is first
+
+
+def test_backend_enum_reads_boolean_indices():
+    assert Backend.NUMPY.reads_boolean_indices
+    assert not Backend.JAX_JIT.reads_boolean_indices
+    assert not Backend.TORCH_META.reads_boolean_indices
