@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import array_api_compat as compat
 
-from ._backends import ValuesUnknown, backend_for, is_array
+from ._backends import Backend, ValuesUnknown, backend_for, is_array
 from ._errors import type_error, value_error
 from ._typing import Array
 
@@ -98,3 +100,88 @@ def host_ints(op: str, name: str, x: Array) -> tuple[int, ...]:
             "values known when the op is called (Python ints or a concrete array): they "
             "set the shape of the result",
         ) from None
+
+
+DTYPE_KINDS = ("bool", "signed integer", "unsigned integer", "real floating", "complex floating")
+
+# the kinds of scalar each kind of dtype holds (as Array API ``full`` allows, no bool
+# into numbers or numbers into bool, no float into an integer dtype)
+_HOLDS = {
+    "bool": ("bool",),
+    "signed integer": ("integral",),
+    "unsigned integer": ("integral",),
+    "real floating": ("integral", "real floating"),
+    "complex floating": ("integral", "real floating", "complex floating"),
+}
+
+
+def dtype_kind(backend: Backend, dtype: Any) -> str | None:
+    """The one entry of :data:`DTYPE_KINDS` that ``dtype`` has, or None (strings, ...)."""
+    return next((kind for kind in DTYPE_KINDS if backend.has_kind(dtype, kind)), None)
+
+
+def check_scalar(op: str, name: str, value: Any, backend: Backend, dtype: Any) -> Any:
+    """Raise unless ``dtype`` holds the scalar ``value``; return ``value``.
+
+    Python and NumPy numbers are checked by kind and range (no float into an integer
+    dtype, ints within its ``iinfo``, finite floats within its ``finfo``, NaN and the
+    infinities only where the dtype has them); a 0-d array by its dtype's kind alone,
+    without reading its value. Dtypes of no standard kind are not judged.
+    """
+    target = dtype_kind(backend, dtype)
+    if target is None:
+        return value
+    given, value = _scalar_kind(op, name, value)
+    if given not in _HOLDS[target] or not _in_range(backend, dtype, target, value):
+        raise type_error(op, name, value, _held_values(backend, dtype, target))
+    return value
+
+
+def _scalar_kind(op: str, name: str, value: Any) -> tuple[str | None, Any]:
+    """The kind of scalar ``value`` is (``"bool"``, ``"integral"``, ``"real floating"``,
+    ``"complex floating"`` or None), and ``value`` as a Python scalar where it is a number
+    or NumPy's (a scalar or 0-d array); other 0-d arrays, which may be traced or on a
+    device, stay as they are."""
+    if isinstance(value, bool):
+        return "bool", value
+    if isinstance(value, numbers.Integral):
+        return "integral", int(value)
+    if isinstance(value, numbers.Real):
+        return "real floating", float(value)
+    if isinstance(value, numbers.Complex):
+        return "complex floating", complex(value)
+    if not is_array(value) or getattr(value, "shape", None) != ():
+        return None, value
+    kind = dtype_kind(backend_for(op, **{name: value}), value.dtype)
+    if kind is not None and compat.is_numpy_array(value):
+        return _scalar_kind(op, name, value.item())
+    return ("integral" if kind in ("signed integer", "unsigned integer") else kind), value
+
+
+def _in_range(backend: Backend, dtype: Any, target: str, value: Any) -> bool:
+    """Whether a Python number fits ``dtype`` (a 0-d array is not read: True)."""
+    if not isinstance(value, (int, float, complex)) or target == "bool":
+        return True
+    if target in ("signed integer", "unsigned integer"):
+        info = backend.iinfo(dtype)
+        return isinstance(value, int) and int(info.min) <= value <= int(info.max)
+    largest = float(backend.finfo(dtype).max)
+    parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
+    return all(_float_fits(backend, dtype, largest, part) for part in parts)
+
+
+def _float_fits(backend: Backend, dtype: Any, largest: float, part: float) -> bool:
+    if isinstance(part, int):  # exact: a huge int is not rounded first
+        return abs(part) <= largest
+    return abs(part) <= largest if math.isfinite(part) else backend.holds(dtype, part)
+
+
+def _held_values(backend: Backend, dtype: Any, target: str) -> str:
+    if target == "bool":
+        return f"True or False (the operand's dtype is {dtype})"
+    if target in ("signed integer", "unsigned integer"):
+        info = backend.iinfo(dtype)
+        return f"an int in [{int(info.min)}, {int(info.max)}], the range of {dtype}"
+    largest = float(backend.finfo(dtype).max)
+    numbers_held = "an int or real number" if target == "real floating" else "a number"
+    return f"{numbers_held} that {dtype} holds (magnitude at most {largest:g})"

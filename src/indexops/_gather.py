@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._args import as_int, as_tuple, check_integer_array
-from ._backends import Backend, backend_for
+from ._args import as_int, as_tuple, check_integer_array, check_scalar
+from ._backends import Backend, backend_for, is_array
 from ._cache import static_cache
 from ._checks import (
     check_at_most_one,
@@ -67,9 +67,12 @@ operand_batching_dims, start_indices_batching_dims
         ``"clip"`` (StableHLO) shifts each window back inside ``operand``; ``"fill"``
         fills a window that would leave ``operand`` with ``fill_value``;
         ``"promise_in_bounds"`` skips all bounds work (out-of-bounds starts are undefined).
-    fill_value : scalar, optional
-        For ``mode="fill"``. Default: NaN for floats, the minimum for signed integers, the
-        maximum for unsigned integers, True for bool.
+    fill_value : scalar or 0-d array, optional
+        For ``mode="fill"``; a value ``operand``'s dtype holds: an int in its range for
+        integer dtypes, an int or real number for floats, True or False for bool (a 0-d
+        array is checked by its dtype, its value is not read). Default: NaN for floats (the
+        minimum for a float dtype without NaN, such as ``float4_e2m1fn``), the minimum for
+        signed integers, the maximum for unsigned integers, True for bool.
 
     Returns
     -------
@@ -130,19 +133,25 @@ def _execute(
     windows = xp.reshape(backend.take_rows(table, rows), plan.intermediate_shape)
     if inside is not None:
         inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
-        windows = xp.where(inside, windows, backend.full((), fill, operand.dtype, operand))
+        if not is_array(fill):
+            fill = backend.full((), fill, operand.dtype, operand)
+        windows = xp.where(inside, windows, fill)
     return backend.permute_dims(windows, plan.to_layout)
 
 
 def _fill_scalar(backend: Backend, dtype: Any, fill_value: Any) -> Any:
+    """A Python scalar, or a 0-d array of ``dtype`` whose value is not on the host."""
     if fill_value is not None:
-        return fill_value
+        fill = check_scalar(OP, "fill_value", fill_value, backend, dtype)
+        return backend.xp.astype(fill, dtype) if is_array(fill) else fill
     if backend.has_kind(dtype, "bool"):
         return True
     if backend.has_kind(dtype, "signed integer"):
-        return backend.xp.iinfo(dtype).min
+        return backend.iinfo(dtype).min
     if backend.has_kind(dtype, "unsigned integer"):
-        return backend.xp.iinfo(dtype).max
+        return backend.iinfo(dtype).max
+    if backend.has_kind(dtype, "real floating") and not backend.holds(dtype, float("nan")):
+        return float(backend.finfo(dtype).min)  # a float type without NaN (float4_e2m1fn)
     return float("nan")
 
 

@@ -17,7 +17,7 @@ from ._checks import (
     check_unique,
     check_window_rank,
 )
-from ._combiners import Combiner, resolve
+from ._combiners import Combiner, Named, resolve
 from ._copy import writes_in_place
 from ._errors import type_error, value_error
 from ._geometry import WindowPlan, make_plan
@@ -141,6 +141,14 @@ def _combiner(backend: Backend, dtype: Any, update_computation: Any) -> Combiner
             "update_computation",
             update_computation,
             "None or a callable for bool input (named combiners need a numeric dtype)",
+        )
+    if combiner.named in (Named.MIN, Named.MAX) and backend.has_kind(dtype, "complex floating"):
+        raise type_error(
+            OP,
+            "update_computation",
+            update_computation,
+            "None, 'add', 'mul' or a callable for complex input (the Array API orders real "
+            "numbers only)",
         )
     return combiner
 

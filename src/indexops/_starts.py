@@ -23,7 +23,7 @@ def to_index(backend: Backend, x: Array) -> Array:
         return x
     wide = xp.astype(x, dtype)
     top = xp.iinfo(dtype).max
-    if backend.has_kind(x.dtype, "unsigned integer") and xp.iinfo(x.dtype).max > top:
+    if backend.has_kind(x.dtype, "unsigned integer") and backend.iinfo(x.dtype).max > top:
         wide = backend.where(wide < 0, top, wide)
     return wide
 
