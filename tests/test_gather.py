@@ -183,6 +183,32 @@ def test_jax_without_x64_works_in_int32_without_warnings():
         jax.config.update("jax_enable_x64", previous)
 
 
+# A size 0 on a collapsed or batching dim (StableHLO C9, C12) where the result is empty.
+EMPTY_RESULTS = {
+    "issue_batching": ((0,), (0, 1, 0), dict(offset_dims=(), collapsed_slice_dims=(),
+                       operand_batching_dims=(0,), start_indices_batching_dims=(0,),
+                       start_index_map=(), index_vector_dim=2, slice_sizes=(0,))),
+    "no_batch": ((3, 4), (0, 1), dict(offset_dims=(1,), collapsed_slice_dims=(0,),
+                 start_index_map=(0,), index_vector_dim=1, slice_sizes=(0, 4))),
+    "empty_window": ((3, 4), (2, 1), dict(offset_dims=(1,), collapsed_slice_dims=(0,),
+                     start_index_map=(0,), index_vector_dim=1, slice_sizes=(0, 0))),
+    "empty_operand": ((0, 4), (2, 1), dict(offset_dims=(1,), collapsed_slice_dims=(0,),
+                      start_index_map=(0,), index_vector_dim=1, slice_sizes=(0, 0))),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ("clip", "fill", "promise_in_bounds"))
+@pytest.mark.parametrize("name", EMPTY_RESULTS)
+def test_gather_zero_slice_on_a_dropped_dim_gives_the_empty_result(xp, name, mode):
+    operand_shape, index_shape, attrs = EMPTY_RESULTS[name]
+    operand = np.zeros(operand_shape, dtype=np.float32)
+    indices = np.ones(index_shape, dtype=np.int32)
+    expected = reference.gather(operand, indices, **attrs)
+    assert expected.size == 0
+    result = indexops.gather(from_numpy(xp, operand), from_numpy(xp, indices), mode=mode, **attrs)
+    assert_same(result, expected)
+
+
 FILL_ATTRS = dict(ROW_GATHER, slice_sizes=(1, 2))
 
 

@@ -120,6 +120,10 @@ def _execute(
 ) -> Array:
     """Read the windows: clamp or mask the starts, take their rows, lay them out."""
     xp = backend.xp
+    if 0 in plan.intermediate_shape:  # nothing to read: even an empty operand will do
+        rows = backend.arange(0, backend.index_dtype(), operand)
+        empty = backend.take_rows(xp.reshape(operand, plan.rows_shape), rows)
+        return backend.permute_dims(xp.reshape(empty, plan.intermediate_shape), plan.to_layout)
     columns = start_columns(backend, plan, indices)
     inside = None
     if mode is GatherMode.FILL and not (
@@ -235,16 +239,7 @@ def _plan(
                 f"slice_sizes[{d}] must be in [0, {dim}] (operand shape {operand_shape})",
                 "C21",
             )
-    for d in collapsed_slice_dims + operand_batching_dims:
-        if slice_sizes[d] == 0:
-            raise value_error(
-                op,
-                "slice_sizes",
-                slice_sizes,
-                f"slice_sizes[{d}] = 0 on a collapsed or batching dim leaves no element to "
-                "read for the result (which has no axis for it); use 1",
-            )
-    return make_plan(
+    plan = make_plan(
         operand_shape,
         index_shape,
         index_vector_dim=index_vector_dim,
@@ -254,3 +249,25 @@ def _plan(
         collapsed_dims=collapsed_slice_dims,
         layout_window_dims=offset_dims,
     )
+    _check_empty_windows(plan, slice_sizes, collapsed_slice_dims + operand_batching_dims)
+    return plan
+
+
+def _check_empty_windows(
+    plan: WindowPlan, slice_sizes: tuple[int, ...], dropped: tuple[int, ...]
+) -> None:
+    """A size 0 on a collapsed or batching dim (allowed by C9 and C12) is refused unless
+    the result is empty: each result element would come from an empty window, which
+    StableHLO leaves undefined (it reads outside the window, and outside the operand
+    where that dim has size 0)."""
+    zero = [d for d in dropped if slice_sizes[d] == 0]
+    if zero and 0 not in plan.intermediate_shape:
+        result_shape = tuple(plan.intermediate_shape[axis] for axis in plan.to_layout)
+        raise value_error(
+            OP,
+            "slice_sizes",
+            slice_sizes,
+            f"slice_sizes[{zero[0]}] = 0 on a collapsed or batching dim is allowed only when "
+            f"the result is empty, but it has shape {result_shape}: each of its elements "
+            "would be read from an empty window, which StableHLO leaves undefined; use 1",
+        )
