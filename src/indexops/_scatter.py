@@ -76,7 +76,8 @@ index_vector_dim, input_batching_dims, scatter_indices_batching_dims
         If the promise is broken the result is undefined.
     update_computation : None, {"add", "mul", "min", "max"} or callable
         How an update meets the value there: ``None`` replaces; a callable ``f(old, new)``
-        works elementwise on arrays of the input's namespace. Duplicates resolve as if
+        works elementwise on arrays of the input's namespace. Named combiners need a
+        numeric dtype, ``"min"`` and ``"max"`` a real one. Duplicates resolve as if
         the updates were applied one by one in row-major order of ``updates`` (float add
         and mul may differ from that only by reassociation rounding).
     mode : {"drop", "drop_window", "clip", "promise_in_bounds"}

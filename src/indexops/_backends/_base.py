@@ -110,7 +110,7 @@ class Backend:
         """``xp.iinfo``, or ml_dtypes' for its integer types (int4, ...)."""
         try:
             return self.xp.iinfo(dtype)
-        except (TypeError, ValueError, AttributeError):  # array-api-compat's wrapper
+        except (TypeError, ValueError, AttributeError):  # NumPy's, array-api-compat's
             from . import _dtypes
 
             return _dtypes.info(dtype, integer=True)
@@ -119,7 +119,7 @@ class Backend:
         """``xp.finfo``, or ml_dtypes' for its float types (bfloat16, float8, ...)."""
         try:
             return self.xp.finfo(dtype)
-        except (TypeError, ValueError, AttributeError):  # array-api-compat's wrapper
+        except (TypeError, ValueError, AttributeError):  # NumPy's, array-api-compat's
             from . import _dtypes
 
             return _dtypes.info(dtype, integer=False)
