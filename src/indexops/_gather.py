@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._args import as_int, as_tuple, check_integer_array, check_scalar
+from ._args import as_int, as_tuple, check_integer_array, check_scalar, scalar_range
 from ._backends import Backend, backend_for, is_array
 from ._cache import static_cache
 from ._checks import (
@@ -148,14 +148,15 @@ def _fill_scalar(backend: Backend, dtype: Any, fill_value: Any) -> Any:
     if fill_value is not None:
         fill = check_scalar(OP, "fill_value", fill_value, backend, dtype)
         return backend.xp.astype(fill, dtype) if is_array(fill) else fill
-    if backend.has_kind(dtype, "bool"):
+    held = scalar_range(backend, dtype)
+    if held.kind == "bool":
         return True
-    if backend.has_kind(dtype, "signed integer"):
-        return backend.iinfo(dtype).min
-    if backend.has_kind(dtype, "unsigned integer"):
-        return backend.iinfo(dtype).max
-    if backend.has_kind(dtype, "real floating") and not backend.holds(dtype, float("nan")):
-        return float(backend.finfo(dtype).min)  # a float type without NaN (float4_e2m1fn)
+    if held.kind == "signed integer":
+        return held.low
+    if held.kind == "unsigned integer":
+        return held.high
+    if held.kind == "real floating" and not held.nan:
+        return held.low  # a float dtype without NaN (float4_e2m1fn)
     return float("nan")
 
 

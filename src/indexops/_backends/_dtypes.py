@@ -88,7 +88,8 @@ def holds(dtype: Any, value: float) -> bool:
 def _holds(numpy_dtype: np.dtype, value_repr: str) -> bool:
     value = float(value_repr)
     with np.errstate(all="ignore"):
-        back = float(np.asarray(value).astype(numpy_dtype).astype(np.float64))
+        cast = np.asarray(value).astype(numpy_dtype)
+        back = float((cast.real if numpy_dtype.kind == "c" else cast).astype(np.float64))
     if math.isnan(value):
         return math.isnan(back)
     return back == value and math.copysign(1.0, back) == math.copysign(1.0, value)
