@@ -64,6 +64,11 @@ class Backend(enum.Enum):
         return self not in (Backend.NUMPY_READONLY, Backend.JAX, Backend.JAX_JIT)
 
     @property
+    def extension_dtypes(self) -> bool:
+        """Whether its arrays hold NumPy's extension dtypes (ml_dtypes' bfloat16, float8)."""
+        return self.library in ("numpy", "jax")
+
+    @property
     def has_values(self) -> bool:
         return self is not Backend.TORCH_META
 

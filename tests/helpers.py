@@ -92,4 +92,14 @@ def assert_same(actual: Array, expected: Any) -> None:
         assert dtype_name(actual) == want.dtype.name, f"dtype {actual.dtype} != {want.dtype}"
     if active is not None and not active.has_values and not isinstance(actual, np.ndarray):
         return
-    np.testing.assert_array_equal(to_numpy(actual), want)
+    np.testing.assert_array_equal(comparable(to_numpy(actual)), comparable(want))
+
+
+def comparable(a: np.ndarray) -> np.ndarray:
+    """``a``, or for an extension dtype (ml_dtypes) its exact float64 values, which
+    NumPy's assertions compare with NaNs equal."""
+    try:
+        np.isdtype(a.dtype, "numeric")
+    except TypeError:  # a dtype isdtype cannot name
+        return a.astype(np.float64)
+    return a

@@ -17,6 +17,19 @@ from hypothesis import strategies as st
 INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 VALUE_DTYPES = ("float32", "float64", "int32", "int64", "int16", "uint8")
 
+try:
+    import ml_dtypes  # noqa: F401 (gives NumPy the dtypes below, by name)
+except ImportError:
+    EXTENSION_DTYPES: tuple[str, ...] = ()
+else:
+    # NumPy dtypes beyond the standard (isdtype cannot name them); NumPy and JAX hold them
+    EXTENSION_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+
+def value_dtypes(extension: bool, dtypes: tuple[str, ...] = VALUE_DTYPES) -> tuple[str, ...]:
+    """``dtypes``, plus :data:`EXTENSION_DTYPES` for a backend whose arrays hold them."""
+    return dtypes + EXTENSION_DTYPES if extension else dtypes
+
 
 @dataclass
 class WindowCase:

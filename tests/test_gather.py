@@ -10,7 +10,7 @@ from helpers import ROW_GATHER, ROW_SCATTER, assert_same, from_numpy, to_numpy
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import gather as reference
-from strategies import VALUE_DTYPES, arrays_of, window_cases
+from strategies import arrays_of, value_dtypes, window_cases
 
 import indexops
 
@@ -19,9 +19,9 @@ MODES = ("clip", "fill")
 
 @given(data=st.data())
 @pytest.mark.parametrize("mode", MODES)
-def test_gather_matches_reference(xp, mode, data):
+def test_gather_matches_reference(xp, backend, mode, data):
     case = data.draw(window_cases())
-    dtype = data.draw(st.sampled_from(VALUE_DTYPES))
+    dtype = data.draw(st.sampled_from(value_dtypes(backend.extension_dtypes)))
     operand = arrays_of(data.draw, case.operand_shape, dtype)
     expected = reference.gather(operand, case.indices, mode=mode, **case.gather_attrs())
     result = indexops.gather(
@@ -181,3 +181,127 @@ def test_jax_without_x64_works_in_int32_without_warnings():
             assert cache.tolist() == [[0, 0, 0], [0, 0, 0], [1, 1, 1], [0, 0, 0]]
     finally:
         jax.config.update("jax_enable_x64", previous)
+
+
+# A size 0 on a collapsed or batching dim (StableHLO C9, C12) where the result is empty.
+EMPTY_RESULTS = {
+    "issue_batching": ((0,), (0, 1, 0), dict(offset_dims=(), collapsed_slice_dims=(),
+                       operand_batching_dims=(0,), start_indices_batching_dims=(0,),
+                       start_index_map=(), index_vector_dim=2, slice_sizes=(0,))),
+    "no_batch": ((3, 4), (0, 1), dict(offset_dims=(1,), collapsed_slice_dims=(0,),
+                 start_index_map=(0,), index_vector_dim=1, slice_sizes=(0, 4))),
+    "empty_window": ((3, 4), (2, 1), dict(offset_dims=(1,), collapsed_slice_dims=(0,),
+                     start_index_map=(0,), index_vector_dim=1, slice_sizes=(0, 0))),
+    "empty_operand": ((0, 4), (2, 1), dict(offset_dims=(1,), collapsed_slice_dims=(0,),
+                      start_index_map=(0,), index_vector_dim=1, slice_sizes=(0, 0))),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ("clip", "fill", "promise_in_bounds"))
+@pytest.mark.parametrize("name", EMPTY_RESULTS)
+def test_gather_zero_slice_on_a_dropped_dim_gives_the_empty_result(xp, name, mode):
+    operand_shape, index_shape, attrs = EMPTY_RESULTS[name]
+    operand = np.zeros(operand_shape, dtype=np.float32)
+    indices = np.ones(index_shape, dtype=np.int32)
+    expected = reference.gather(operand, indices, **attrs)
+    assert expected.size == 0
+    result = indexops.gather(from_numpy(xp, operand), from_numpy(xp, indices), mode=mode, **attrs)
+    assert_same(result, expected)
+
+
+FILL_ATTRS = dict(ROW_GATHER, slice_sizes=(1, 2))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "fill_value"),
+    [
+        ("int32", 0.5),
+        ("int32", 2.0),
+        ("int32", float("nan")),
+        ("int32", 2**31),
+        ("int32", -(2**31) - 1),
+        ("int32", 1j),
+        ("int32", True),
+        ("uint8", -1),
+        ("uint8", 256),
+        ("int16", np.int64(2**15)),
+        ("float32", 1j),
+        ("float32", True),
+        ("float32", 1e39),
+        ("float32", -(2**200)),
+        ("bool", 1),
+        ("bool", 0.0),
+        ("float64", "0"),
+        ("float64", None.__class__),
+    ],
+)
+def test_gather_fill_value_the_dtype_cannot_hold(xp, dtype, fill_value):
+    operand = from_numpy(xp, np.zeros((2, 2), dtype=dtype))
+    indices = from_numpy(xp, np.array([[5]], dtype=np.int32))
+    with pytest.raises(indexops.IndexOpsTypeError, match=rf"fill_value=.*{dtype}") as info:
+        indexops.gather(operand, indices, mode="fill", fill_value=fill_value, **FILL_ATTRS)
+    assert isinstance(info.value, TypeError)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "fill_value"),
+    [
+        ("int32", -(2**31)),
+        ("int8", np.int64(-128)),
+        ("uint8", 255),
+        ("float32", 7),
+        ("float32", -np.inf),
+        ("float32", np.float64(0.5)),
+        ("float64", float("nan")),
+        ("bool", False),
+        ("bool", np.bool_(False)),
+    ],
+)
+def test_gather_fill_value_the_dtype_holds(xp, dtype, fill_value):
+    operand = np.arange(4).reshape(2, 2).astype(dtype)
+    indices = np.array([[1], [5]], dtype=np.int32)
+    expected = reference.gather(operand, indices, mode="fill", fill_value=fill_value, **FILL_ATTRS)
+    result = indexops.gather(
+        from_numpy(xp, operand),
+        from_numpy(xp, indices),
+        mode="fill",
+        fill_value=fill_value,
+        **FILL_ATTRS,
+    )
+    assert_same(result, expected)
+
+
+def test_gather_fill_value_complex(xp):
+    if not hasattr(xp, "complex64"):
+        pytest.skip("no complex64")
+    operand = np.zeros((2, 2), dtype=np.complex64)
+    indices = np.array([[5]], dtype=np.int32)
+    for fill_value in (2, -0.5, 1 - 2j):
+        result = indexops.gather(
+            from_numpy(xp, operand),
+            from_numpy(xp, indices),
+            mode="fill",
+            fill_value=fill_value,
+            **FILL_ATTRS,
+        )
+        assert_same(result, np.full((1, 2), fill_value, dtype=np.complex64))
+    with pytest.raises(indexops.IndexOpsTypeError, match="fill_value"):
+        indexops.gather(
+            from_numpy(xp, operand),
+            from_numpy(xp, indices),
+            mode="fill",
+            fill_value=complex(1e39, 0),
+            **FILL_ATTRS,
+        )
+
+
+def test_gather_fill_value_as_a_0d_array_is_checked_by_dtype(xp):
+    # its value is not read (it may be traced or on a device): the dtype's kind decides
+    operand = from_numpy(xp, np.zeros((2, 2), dtype=np.int32))
+    indices = from_numpy(xp, np.array([[5]], dtype=np.int32))
+    with pytest.raises(indexops.IndexOpsTypeError, match="fill_value"):
+        indexops.gather(operand, indices, mode="fill", fill_value=xp.asarray(0.5), **FILL_ATTRS)
+    filled = indexops.gather(
+        operand, indices, mode="fill", fill_value=xp.asarray(-3, dtype=xp.int32), **FILL_ATTRS
+    )
+    assert_same(filled, np.full((1, 2), -3, dtype=np.int32))

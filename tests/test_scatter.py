@@ -8,7 +8,7 @@ from helpers import ROW_SCATTER, assert_same, from_numpy, to_numpy
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import scatter as reference
-from strategies import VALUE_DTYPES, arrays_of, window_cases
+from strategies import VALUE_DTYPES, arrays_of, value_dtypes, window_cases
 
 import indexops
 from indexops._backends import generic_only
@@ -57,10 +57,11 @@ def run(xp, case, operand, updates, combiner, mode, **kwargs):
 
 @given(data=st.data())
 @pytest.mark.parametrize("mode", MODES)
-def test_scatter_matches_reference(xp, mode, data):
+def test_scatter_matches_reference(xp, backend, mode, data):
     combiner = data.draw(st.sampled_from(COMBINERS))
     dtypes = ("int32", "int64", "uint8") if combiner in ("mul", "callable") else VALUE_DTYPES
-    case, operand, updates = draw_scatter(data, dtypes)
+    # extension dtypes round after each combine, as the sequential reference does
+    case, operand, updates = draw_scatter(data, value_dtypes(backend.extension_dtypes, dtypes))
     expected = expected_of(case, operand, updates, combiner, mode)
     assert_same(run(xp, case, operand, updates, combiner, mode), expected)
 
@@ -272,3 +273,56 @@ def test_dynamic_update_slice_spec_examples_and_copy(xp, backend):
         same = indexops.dynamic_update_slice(operand, patch, (0, 0), copy=False)
         assert same is operand
         assert to_numpy(operand)[0, 0] == 1
+
+
+# An input with a zero-size dim has no element to write: every update is dropped (or, with
+# "clip", its window is clamped onto nothing) and the result is the input.
+ZERO_SIZE_INPUTS = {
+    "issue_example": ((5, 0), [[0]], (1, 1), {"update_window_dims": (0,)}, (1,)),
+    "moved_dim_empty": ((5, 0), [[0], [3]], (3, 2), {"update_window_dims": (0,)}, (1,)),
+    "other_dim_moved": ((5, 0), [[2]], (1, 1), {"update_window_dims": (0,)}, (0,)),
+    "empty_dim_first": ((0, 4), [[0, 1]], (1, 2), {"update_window_dims": (1,)}, (0, 1)),
+    "middle": ((2, 0, 3), [[0], [0]], (2, 2, 3), {"update_window_dims": (1, 2)}, (1,)),
+}
+
+
+@pytest.mark.parametrize("mode", (*MODES, "promise_in_bounds"))
+@pytest.mark.parametrize("combiner", COMBINERS)
+@pytest.mark.parametrize("name", ZERO_SIZE_INPUTS)
+def test_scatter_into_a_zero_size_input_drops_every_update(xp, backend, name, combiner, mode):
+    shape, rows, updates_shape, window, scatter_map = ZERO_SIZE_INPUTS[name]
+    empty_dim = shape.index(0)
+    attrs = {
+        **window,
+        "inserted_window_dims": (empty_dim,),
+        "scatter_dims_to_operand_dims": scatter_map,
+        "index_vector_dim": 1,
+    }
+    operand = np.zeros(shape, dtype=np.int32)
+    updates = np.full(updates_shape, 3, dtype=np.int32)
+    expected = reference.scatter(operand, np.array(rows), updates, **attrs)
+    target = from_numpy(xp, operand)
+    computation = old_times_two_plus_new if combiner == "callable" else combiner
+    result = indexops.scatter(
+        target,
+        from_numpy(xp, np.array(rows)),
+        from_numpy(xp, updates),
+        update_computation=computation,
+        mode=mode,
+        copy=True,
+        **attrs,
+    )
+    assert_same(result, expected)
+    assert result is not target
+    if backend.writable:
+        same = indexops.scatter(
+            target,
+            from_numpy(xp, np.array(rows)),
+            from_numpy(xp, updates),
+            update_computation=computation,
+            mode=mode,
+            copy=False,
+            **attrs,
+        )
+        assert same is target
+        assert_same(same, expected)

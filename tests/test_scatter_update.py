@@ -256,3 +256,13 @@ def test_generic_path_matches_native(xp, backend):
     _, native = _run(xp, backend, input, index, src)
     assert_same(generic, to_numpy(native))
     assert_same(native, reference.scatter_update(input, index, src))
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (0, 2, 1, 3)], ids=["2d", "4d"])
+def test_empty_cache_takes_padding_slots_only(xp, backend, shape):
+    # a cache with no slot: every token is padding, nothing is written, no error
+    index = np.full((2, 2), -1, dtype=np.int64)
+    src = np.ones((4, 3) if len(shape) == 2 else (2, 2, 1, 3), dtype=np.float32)
+    input = np.zeros(shape, dtype=np.float32)
+    _, out = _run(xp, backend, input, index, src)
+    assert_same(out, reference.scatter_update(input, index, src))

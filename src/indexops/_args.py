@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+import math
+import numbers
+from typing import Any, NamedTuple
 
 import array_api_compat as compat
 
-from ._backends import ValuesUnknown, backend_for, is_array
+from ._backends import Backend, ValuesUnknown, backend_for, is_array
+from ._cache import static_cache
 from ._errors import type_error, value_error
 from ._typing import Array
 
@@ -98,3 +101,119 @@ def host_ints(op: str, name: str, x: Array) -> tuple[int, ...]:
             "values known when the op is called (Python ints or a concrete array): they "
             "set the shape of the result",
         ) from None
+
+
+DTYPE_KINDS = ("bool", "signed integer", "unsigned integer", "real floating", "complex floating")
+
+# the kinds of scalar each kind of dtype holds (as Array API ``full`` allows, no bool
+# into numbers or numbers into bool, no float into an integer dtype)
+_HOLDS = {
+    "bool": ("bool",),
+    "signed integer": ("integral",),
+    "unsigned integer": ("integral",),
+    "real floating": ("integral", "real floating"),
+    "complex floating": ("integral", "real floating", "complex floating"),
+}
+
+
+class ScalarRange(NamedTuple):
+    """The Python scalars a dtype holds."""
+
+    kind: str | None  # an entry of DTYPE_KINDS; None for a dtype of no standard kind
+    low: float  # integers: iinfo's bounds; floats (complex: per part): finfo's
+    high: float
+    nan: bool  # whether it has NaN
+
+
+def scalar_range(backend: Backend, dtype: Any) -> ScalarRange:
+    """What ``dtype`` holds, found once per backend and dtype (finfo costs microseconds)."""
+    try:
+        return _cached_range(backend, dtype)
+    except TypeError:  # an unhashable dtype object
+        return _range(backend, dtype)
+
+
+def _range(backend: Backend, dtype: Any) -> ScalarRange:
+    kind = next((kind for kind in DTYPE_KINDS if backend.has_kind(dtype, kind)), None)
+    if kind in ("signed integer", "unsigned integer"):
+        info = backend.iinfo(dtype)
+        return ScalarRange(kind, int(info.min), int(info.max), False)
+    if kind in ("real floating", "complex floating"):
+        info = backend.finfo(dtype)
+        nan = kind == "complex floating" or backend.holds(dtype, math.nan)
+        return ScalarRange(kind, float(info.min), float(info.max), nan)
+    return ScalarRange(kind, 0, 1, False)
+
+
+_cached_range = static_cache(maxsize=256)(_range)
+
+
+def check_scalar(op: str, name: str, value: Any, backend: Backend, dtype: Any) -> Any:
+    """Raise unless ``dtype`` holds the scalar ``value``; return ``value``.
+
+    Python and NumPy numbers are checked by kind and range (no float into an integer
+    dtype, ints within its ``iinfo``, floats within its ``finfo``, NaN and the infinities
+    only where the dtype has them) and come back as Python scalars; a 0-d array of
+    another library by its dtype's kind alone, without reading its value. Dtypes of no
+    standard kind are not judged.
+    """
+    held = scalar_range(backend, dtype)
+    if held.kind is None:
+        return value
+    given, value = _scalar_kind(op, name, value)
+    if given not in _HOLDS[held.kind] or not _in_range(backend, dtype, held, value):
+        raise type_error(op, name, value, _held_values(dtype, held))
+    return value
+
+
+_PYTHON_KINDS = {
+    bool: "bool",
+    int: "integral",
+    float: "real floating",
+    complex: "complex floating",
+}
+
+
+def _scalar_kind(op: str, name: str, value: Any) -> tuple[str | None, Any]:
+    """The kind of scalar ``value`` is (``"bool"``, ``"integral"``, ``"real floating"``,
+    ``"complex floating"`` or None), and ``value`` as a Python scalar where it is a number
+    or NumPy's (a scalar or 0-d array); other 0-d arrays, which may be traced or on a
+    device, stay as they are."""
+    kind = _PYTHON_KINDS.get(type(value))
+    if kind is not None:  # the common case, kept cheap
+        return kind, value
+    if isinstance(value, numbers.Integral):
+        return "integral", int(value)
+    if isinstance(value, numbers.Real):
+        return "real floating", float(value)
+    if isinstance(value, numbers.Complex):
+        return "complex floating", complex(value)
+    if not is_array(value) or getattr(value, "shape", None) != ():
+        return None, value
+    kind = scalar_range(backend_for(op, **{name: value}), value.dtype).kind
+    if kind is not None and compat.is_numpy_array(value):
+        return _scalar_kind(op, name, value.item())
+    return ("integral" if kind in ("signed integer", "unsigned integer") else kind), value
+
+
+def _in_range(backend: Backend, dtype: Any, held: ScalarRange, value: Any) -> bool:
+    """Whether a Python number fits ``dtype`` (a 0-d array is not read: True)."""
+    if not isinstance(value, (int, float, complex)) or held.kind == "bool":
+        return True
+    parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
+    return all(_part_fits(backend, dtype, held, part) for part in parts)
+
+
+def _part_fits(backend: Backend, dtype: Any, held: ScalarRange, part: float) -> bool:
+    if isinstance(part, int) or math.isfinite(part):  # ints exactly, not rounded first
+        return held.low <= part <= held.high
+    return held.nan if math.isnan(part) else backend.holds(dtype, part)
+
+
+def _held_values(dtype: Any, held: ScalarRange) -> str:
+    if held.kind == "bool":
+        return f"True or False (the operand's dtype is {dtype})"
+    if held.kind in ("signed integer", "unsigned integer"):
+        return f"an int in [{held.low}, {held.high}], the range of {dtype}"
+    numbers_held = "an int or real number" if held.kind == "real floating" else "a number"
+    return f"{numbers_held} that {dtype} holds (in [{held.low:g}, {held.high:g}])"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._args import as_int, as_tuple, check_integer_array
-from ._backends import Backend, backend_for
+from ._args import as_int, as_tuple, check_integer_array, check_scalar, scalar_range
+from ._backends import Backend, backend_for, is_array
 from ._cache import static_cache
 from ._checks import (
     check_at_most_one,
@@ -73,9 +73,12 @@ def gather(
         ``"clip"`` (StableHLO) shifts each window back inside ``operand``; ``"fill"``
         fills a window that would leave ``operand`` with ``fill_value``;
         ``"promise_in_bounds"`` skips all bounds work (out-of-bounds starts are undefined).
-    fill_value : scalar, optional
-        For ``mode="fill"``. Default: NaN for floats, the minimum for signed integers, the
-        maximum for unsigned integers, True for bool.
+    fill_value : scalar or 0-d array, optional
+        For ``mode="fill"``; a value ``operand``'s dtype holds: an int in its range for
+        integer dtypes, an int or real number for floats, True or False for bool (a 0-d
+        array is checked by its dtype, its value is not read). Default: NaN for floats (the
+        minimum for a float dtype without NaN, such as ``float4_e2m1fn``), the minimum for
+        signed integers, the maximum for unsigned integers, True for bool.
 
     Returns
     -------
@@ -131,6 +134,10 @@ def _execute(
 ) -> Array:
     """Read the windows: clamp or mask the starts, take their rows, lay them out."""
     xp = backend.xp
+    if 0 in plan.intermediate_shape:  # nothing to read: even an empty operand will do
+        rows = backend.arange(0, backend.index_dtype(), operand)
+        empty = backend.take_rows(xp.reshape(operand, plan.rows_shape), rows)
+        return backend.permute_dims(xp.reshape(empty, plan.intermediate_shape), plan.to_layout)
     columns = start_columns(backend, plan, indices)
     inside = None
     if mode is GatherMode.FILL and not (
@@ -144,19 +151,26 @@ def _execute(
     windows = xp.reshape(backend.take_rows(table, rows), plan.intermediate_shape)
     if inside is not None:
         inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
-        windows = xp.where(inside, windows, backend.full((), fill, operand.dtype, operand))
+        if not is_array(fill):
+            fill = backend.full((), fill, operand.dtype, operand)
+        windows = xp.where(inside, windows, fill)
     return backend.permute_dims(windows, plan.to_layout)
 
 
 def _fill_scalar(backend: Backend, dtype: Any, fill_value: Any) -> Any:
+    """A Python scalar, or a 0-d array of ``dtype`` whose value is not on the host."""
     if fill_value is not None:
-        return fill_value
-    if backend.has_kind(dtype, "bool"):
+        fill = check_scalar(OP, "fill_value", fill_value, backend, dtype)
+        return backend.xp.astype(fill, dtype) if is_array(fill) else fill
+    held = scalar_range(backend, dtype)
+    if held.kind == "bool":
         return True
-    if backend.has_kind(dtype, "signed integer"):
-        return backend.xp.iinfo(dtype).min
-    if backend.has_kind(dtype, "unsigned integer"):
-        return backend.xp.iinfo(dtype).max
+    if held.kind == "signed integer":
+        return held.low
+    if held.kind == "unsigned integer":
+        return held.high
+    if held.kind == "real floating" and not held.nan:
+        return held.low  # a float dtype without NaN (float4_e2m1fn)
     return float("nan")
 
 
@@ -240,16 +254,7 @@ def _plan(
                 f"slice_sizes[{d}] must be in [0, {dim}] (operand shape {operand_shape})",
                 "C21",
             )
-    for d in collapsed_slice_dims + operand_batching_dims:
-        if slice_sizes[d] == 0:
-            raise value_error(
-                op,
-                "slice_sizes",
-                slice_sizes,
-                f"slice_sizes[{d}] = 0 on a collapsed or batching dim leaves no element to "
-                "read for the result (which has no axis for it); use 1",
-            )
-    return make_plan(
+    plan = make_plan(
         operand_shape,
         index_shape,
         index_vector_dim=index_vector_dim,
@@ -259,3 +264,25 @@ def _plan(
         collapsed_dims=collapsed_slice_dims,
         layout_window_dims=offset_dims,
     )
+    _check_empty_windows(plan, slice_sizes, collapsed_slice_dims + operand_batching_dims)
+    return plan
+
+
+def _check_empty_windows(
+    plan: WindowPlan, slice_sizes: tuple[int, ...], dropped: tuple[int, ...]
+) -> None:
+    """A size 0 on a collapsed or batching dim (allowed by C9 and C12) is refused unless
+    the result is empty: each result element would come from an empty window, which
+    StableHLO leaves undefined (it reads outside the window, and outside the operand
+    where that dim has size 0)."""
+    zero = [d for d in dropped if slice_sizes[d] == 0]
+    if zero and 0 not in plan.intermediate_shape:
+        result_shape = tuple(plan.intermediate_shape[axis] for axis in plan.to_layout)
+        raise value_error(
+            OP,
+            "slice_sizes",
+            slice_sizes,
+            f"slice_sizes[{zero[0]}] = 0 on a collapsed or batching dim is allowed only when "
+            f"the result is empty, but it has shape {result_shape}: each of its elements "
+            "would be read from an empty window, which StableHLO leaves undefined; use 1",
+        )

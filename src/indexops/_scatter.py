@@ -17,7 +17,7 @@ from ._checks import (
     check_unique,
     check_window_rank,
 )
-from ._combiners import Combiner, resolve
+from ._combiners import Combiner, Named, resolve
 from ._copy import writes_in_place
 from ._errors import type_error, value_error
 from ._geometry import WindowPlan, make_plan
@@ -79,7 +79,8 @@ def scatter(
         If the promise is broken the result is undefined.
     update_computation : None, {"add", "mul", "min", "max"} or callable
         How an update meets the value there: ``None`` replaces; a callable ``f(old, new)``
-        works elementwise on arrays of the input's namespace. Duplicates resolve as if
+        works elementwise on arrays of the input's namespace. Named combiners need a
+        numeric dtype, ``"min"`` and ``"max"`` a real one. Duplicates resolve as if
         the updates were applied one by one in row-major order of ``updates`` (float add
         and mul may differ from that only by reassociation rounding).
     mode : {"drop", "drop_window", "clip", "promise_in_bounds"}
@@ -155,6 +156,14 @@ def _combiner(backend: Backend, dtype: Any, update_computation: Any) -> Combiner
             "update_computation",
             update_computation,
             "None or a callable for bool input (named combiners need a numeric dtype)",
+        )
+    if combiner.named in (Named.MIN, Named.MAX) and backend.has_kind(dtype, "complex floating"):
+        raise type_error(
+            OP,
+            "update_computation",
+            update_computation,
+            "None, 'add', 'mul' or a callable for complex input (the Array API orders real "
+            "numbers only)",
         )
     return combiner
 

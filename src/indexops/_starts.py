@@ -23,7 +23,7 @@ def to_index(backend: Backend, x: Array) -> Array:
         return x
     wide = xp.astype(x, dtype)
     top = xp.iinfo(dtype).max
-    if backend.has_kind(x.dtype, "unsigned integer") and xp.iinfo(x.dtype).max > top:
+    if backend.has_kind(x.dtype, "unsigned integer") and backend.iinfo(x.dtype).max > top:
         wide = backend.where(wide < 0, top, wide)
     return wide
 
@@ -37,8 +37,12 @@ def start_columns(backend: Backend, plan: WindowPlan, indices: Array) -> list[Ar
 
 
 def clamp_columns(backend: Backend, plan: WindowPlan, columns: list[Array]) -> list[Array]:
-    """StableHLO clamping: each start moves so its whole window is inside the operand."""
-    return [backend.clip(c, 0, limit) for c, limit in zip(columns, plan.start_limits)]
+    """StableHLO clamping: each start moves so its whole window is inside the operand.
+
+    A window larger than its dim (scatter's size-1 window on an inserted dim of size 0)
+    fits nowhere: its start becomes 0, and the empty operand takes no write.
+    """
+    return [backend.clip(c, 0, max(limit, 0)) for c, limit in zip(columns, plan.start_limits)]
 
 
 def safe_columns(backend: Backend, plan: WindowPlan, columns: list[Array]) -> list[Array]:

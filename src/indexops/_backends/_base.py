@@ -96,11 +96,40 @@ class Backend:
     # -- dtypes and small arrays ----------------------------------------------------------
 
     def has_kind(self, dtype: Any, kind: str) -> bool:
-        """``xp.isdtype(dtype, kind)``, remembered per dtype (isdtype costs microseconds)."""
+        """``xp.isdtype(dtype, kind)``, remembered per dtype (isdtype costs microseconds).
+
+        Dtypes that ``isdtype`` refuses (ml_dtypes' bfloat16, float8, int4, ... on NumPy)
+        are classified by their NumPy kind or ml_dtypes' finfo/iinfo instead.
+        """
         try:
             return _cached_kind(self.xp, dtype, kind)
         except TypeError:  # an unhashable dtype object
-            return bool(self.xp.isdtype(dtype, kind))
+            return _kind(self.xp, dtype, kind)
+
+    def iinfo(self, dtype: Any) -> Any:
+        """``xp.iinfo``, or ml_dtypes' for its integer types (int4, ...)."""
+        try:
+            return self.xp.iinfo(dtype)
+        except (TypeError, ValueError, AttributeError):  # NumPy's, array-api-compat's
+            from . import _dtypes
+
+            return _dtypes.info(dtype, integer=True)
+
+    def finfo(self, dtype: Any) -> Any:
+        """``xp.finfo``, or ml_dtypes' for its float types (bfloat16, float8, ...)."""
+        try:
+            return self.xp.finfo(dtype)
+        except (TypeError, ValueError, AttributeError):  # NumPy's, array-api-compat's
+            from . import _dtypes
+
+            return _dtypes.info(dtype, integer=False)
+
+    def holds(self, dtype: Any, value: float) -> bool:
+        """Whether the float ``value`` (NaN, an infinity, -0.0, ...) survives a cast to
+        ``dtype``: float8_e4m3fn has no infinity, float4_e2m1fn no NaN."""
+        from . import _dtypes
+
+        return _dtypes.holds(dtype, value)
 
     def index_dtype(self) -> Any:
         """The dtype of positions and start indices."""
@@ -199,9 +228,16 @@ class Backend:
         return state
 
 
-@static_cache(maxsize=256)
-def _cached_kind(xp: ModuleType, dtype: Any, kind: str) -> bool:
-    return bool(xp.isdtype(dtype, kind))
+def _kind(xp: ModuleType, dtype: Any, kind: str) -> bool:
+    try:
+        return bool(xp.isdtype(dtype, kind))
+    except TypeError:  # a dtype the standard does not name
+        from . import _dtypes
+
+        return _dtypes.has_kind(dtype, kind)
+
+
+_cached_kind = static_cache(maxsize=256)(_kind)
 
 
 class NativeScatter(Backend):
@@ -258,26 +294,37 @@ class NativeScatter(Backend):
     ) -> Array | None:
         if keep is not None:
             identity = combine_identity(self, how, values.dtype)
+            if identity is None:
+                return None
             values = self.where(
                 keep[:, None], values, self.full((), identity, values.dtype, values)
             )
         return self._combine(table, rows, values, how)
 
 
-def combine_identity(backend: Backend, how: Named, dtype: Any) -> Any:
-    """The value ``e`` with ``how(x, e) == x`` for every ``x`` of ``dtype``.
+def combine_identity(backend: Backend, how: Named, dtype: Any) -> Any | None:
+    """The value ``e`` with ``how(x, e) == x`` for every ``x`` of ``dtype``, or ``None``
+    where ``dtype`` holds no such value (float8_e8m0fnu has no zero).
 
-    For float add it is -0.0, so that a -0.0 already there stays -0.0.
+    For float add it is -0.0, so that a -0.0 already there stays -0.0 (0.0 in a dtype
+    without a negative zero); for float min and max the infinities, or the largest and
+    smallest values in a dtype without them (float8_e4m3fn).
     """
-    xp = backend.xp
     if how is Named.MUL:
         return 1
-    floating = backend.has_kind(dtype, "real floating")
+    if backend.has_kind(dtype, "complex floating"):
+        return complex(-0.0, -0.0) if how is Named.ADD else None
+    if backend.has_kind(dtype, "real floating"):
+        if how is Named.ADD:
+            candidates = (-0.0, 0.0)
+        else:
+            finfo = backend.finfo(dtype)
+            low = how is Named.MAX
+            candidates = (
+                (float("-inf"), float(finfo.min)) if low else (float("inf"), float(finfo.max))
+            )
+        return next((value for value in candidates if backend.holds(dtype, value)), None)
     if how is Named.ADD:
-        if backend.has_kind(dtype, "complex floating"):
-            return complex(-0.0, -0.0)
-        return -0.0 if floating else 0
-    if floating:
-        return float("inf") if how is Named.MIN else float("-inf")
-    info = xp.iinfo(dtype)
+        return 0
+    info = backend.iinfo(dtype)
     return info.max if how is Named.MIN else info.min

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._cache import static_cache
 from .._combiners import Named
 from .._typing import Array
 from ._base import NativeScatter
@@ -64,8 +65,10 @@ class NumpyBackend(NativeScatter):
             table[rows] = values
         return table
 
-    def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array:
+    def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array | None:
         ufunc = _UFUNCS[how]
+        if not _has_at_loop(ufunc, table.dtype):
+            return None
         width = table.shape[1]
         if not table.flags.c_contiguous:
             ufunc.at(table, rows, values)
@@ -78,3 +81,16 @@ class NumpyBackend(NativeScatter):
                 elements = rows[start : start + chunk, None] * width + columns
                 ufunc.at(flat, elements.reshape(-1), values[start : start + chunk].reshape(-1))
         return table
+
+
+@static_cache(maxsize=64)
+def _has_at_loop(ufunc: np.ufunc, dtype: np.dtype) -> bool:
+    """Whether ``ufunc.at`` runs on ``dtype`` (tried once on a scratch element). Where it
+    does not, the caller applies the combiner pass by pass, one occurrence of each row per
+    pass, rounding to ``dtype`` after each: the result of one update at a time."""
+    scratch = np.zeros(1, dtype=dtype)
+    try:
+        ufunc.at(scratch, np.zeros(1, dtype=np.intp), scratch)
+    except TypeError:  # NumPy's UFuncTypeError: no loop for this dtype
+        return False
+    return True

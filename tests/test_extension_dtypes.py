@@ -1,0 +1,245 @@
+"""NumPy's extension dtypes (ml_dtypes' bfloat16, float8, float4, int4, ...) in every op.
+
+NumPy and JAX arrays hold them; the Array API's ``isdtype`` cannot name them. Every
+combine rounds to the element type after each update, as StableHLO applies the combiner
+in the element type: the references here do the same, one update at a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import ROW_GATHER, ROW_SCATTER, assert_same, from_numpy
+from reference import gather as gather_reference
+from reference import scatter as scatter_reference
+from reference import scatter_update as scatter_update_reference
+from reference import slice_scatter as slice_scatter_reference
+from strategies import EXTENSION_DTYPES
+
+import indexops
+from indexops._backends import _numpy, backend_for, device_paths, generic_only
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+# beyond the three in the strategies: no infinity, no NaN, no zero, no negative zero, ints
+MORE_DTYPES = ("float8_e4m3fnuz", "float8_e8m0fnu", "float4_e2m1fn", "int4", "uint4")
+DTYPES = EXTENSION_DTYPES + tuple(name for name in MORE_DTYPES if hasattr(ml_dtypes, name))
+COMBINERS = (None, "add", "mul", "min", "max", "callable")
+MODES = ("drop", "drop_window", "clip", "promise_in_bounds")
+
+# windows two wide along dim 1 of a (4, 3) input: duplicates, and starts that leave it
+WINDOWS = dict(
+    update_window_dims=(1,),
+    inserted_window_dims=(0,),
+    scatter_dims_to_operand_dims=(0, 1),
+    index_vector_dim=1,
+)
+STARTS = np.array([[1, 0], [3, 1], [1, 0], [2, 2], [-1, 0], [1, 1], [1, 0]])
+IN_BOUNDS = np.clip(STARTS, 0, [3, 1])
+
+
+@pytest.fixture
+def ext(backend, request):
+    """The ``xp`` fixture, for backends whose arrays hold the extension dtypes."""
+    if not backend.extension_dtypes:  # skipped before xp's setup, which costs
+        pytest.skip(f"{backend} arrays do not hold NumPy's extension dtypes")
+    return request.getfixturevalue("xp")
+
+
+def values(dtype: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Small values of ``dtype`` with fractions where it has them (so sums round)."""
+    rng = np.random.default_rng(seed)
+    if _is_integer(dtype):
+        info = ml_dtypes.iinfo(dtype)
+        return rng.integers(max(int(info.min), -2), min(int(info.max), 3) + 1, shape).astype(dtype)
+    return (rng.integers(1, 12, shape) / 4).astype(dtype)
+
+
+def _is_integer(dtype: str) -> bool:
+    try:
+        ml_dtypes.iinfo(dtype)
+    except ValueError:
+        return False
+    return True
+
+
+def old_times_two_plus_new(old, new):
+    return old * 2 + new
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("combiner", COMBINERS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scatter_every_combiner_and_mode(ext, backend, monkeypatch, dtype, combiner, mode):
+    if backend.library != "numpy" and dtype not in EXTENSION_DTYPES:
+        pytest.skip("JAX: the strategies' extension dtypes (each call compiles)")
+    starts = IN_BOUNDS if mode == "promise_in_bounds" else STARTS
+    operand = values(dtype, (4, 3), 0)
+    updates = values(dtype, (len(starts), 2), 1)
+    computation = old_times_two_plus_new if combiner == "callable" else combiner
+    reference_mode = "drop" if mode == "promise_in_bounds" else mode
+    expected = scatter_reference.scatter(
+        operand, starts, updates, update_computation=computation, mode=reference_mode, **WINDOWS
+    )
+
+    def run():
+        return indexops.scatter(
+            from_numpy(ext, operand),
+            from_numpy(ext, starts),
+            from_numpy(ext, updates),
+            update_computation=computation,
+            mode=mode,
+            **WINDOWS,
+        )
+
+    assert_same(run(), expected)
+    if backend.library != "numpy":
+        return
+    with device_paths():  # keep masks: each combiner's identity, where the dtype has one
+        assert_same(run(), expected)
+    with generic_only():  # the standard alone: combines pass by pass
+        assert_same(run(), expected)
+    monkeypatch.setattr(_numpy, "_has_at_loop", lambda ufunc, dtype: False)
+    assert_same(run(), expected)  # no ufunc.at loop: pass by pass
+
+
+@pytest.mark.parametrize(
+    ("dtype", "start", "step", "settles_at"),
+    [("bfloat16", 256.0, 1.0, 256.0), ("float8_e4m3fn", 16.0, 1.0, 16.0)],
+)
+def test_each_add_rounds_to_the_element_type(
+    ext, backend, monkeypatch, dtype, start, step, settles_at
+):
+    # start + step is a tie that rounds back to start: one update at a time nothing moves,
+    # while adding the eight steps in float32 first would give start + 8
+    operand = np.array([[start]], dtype=dtype)
+    updates = np.full((8, 1), step, dtype=dtype)
+    rows = np.zeros((8, 1), dtype=np.int32)
+    expected = scatter_reference.scatter(
+        operand, rows, updates, update_computation="add", **ROW_SCATTER
+    )
+    assert float(expected[0, 0]) == settles_at
+
+    def run():
+        return indexops.scatter(
+            from_numpy(ext, operand),
+            from_numpy(ext, rows),
+            from_numpy(ext, updates),
+            update_computation="add",
+            **ROW_SCATTER,
+        )
+
+    assert_same(run(), expected)
+    if backend.library == "numpy":
+        monkeypatch.setattr(_numpy, "_has_at_loop", lambda ufunc, dtype: False)
+        assert_same(run(), expected)
+
+
+@pytest.mark.parametrize("mode", ("clip", "fill"))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gather_and_dynamic_slice(ext, dtype, mode):
+    operand = values(dtype, (4, 3), 2)
+    attrs = dict(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0, 1),
+                 index_vector_dim=1, slice_sizes=(1, 2))  # fmt: skip
+    fill_value = None if mode == "clip" else 1
+    expected = gather_reference.gather(operand, STARTS, mode=mode, fill_value=fill_value, **attrs)
+    result = indexops.gather(
+        from_numpy(ext, operand), from_numpy(ext, STARTS), mode=mode, fill_value=fill_value, **attrs
+    )
+    assert_same(result, expected)
+    window = indexops.dynamic_slice(from_numpy(ext, operand), (2, 5), (2, 2))
+    assert_same(window, gather_reference.dynamic_slice(operand, (2, 5), (2, 2)))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "fill"),
+    [("bfloat16", np.nan), ("float8_e4m3fn", np.nan), ("float8_e8m0fnu", np.nan),
+     ("float4_e2m1fn", -6.0), ("int4", -8), ("uint4", 15)],
+)  # fmt: skip
+def test_gather_default_fill(ext, dtype, fill):
+    if not hasattr(ml_dtypes, dtype):
+        pytest.skip(f"ml_dtypes {ml_dtypes.__version__} has no {dtype}")
+    # NaN for floats, but float4_e2m1fn has none (NaN would become -0.0): its minimum
+    operand = from_numpy(ext, np.zeros((2, 2), dtype=dtype))
+    result = indexops.gather(
+        operand, from_numpy(ext, np.array([[5]])), **dict(ROW_GATHER, slice_sizes=(1, 2)),
+        mode="fill",
+    )  # fmt: skip
+    assert_same(result, np.full((1, 2), fill).astype(dtype))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "fill_value"),
+    [("bfloat16", 1j), ("bfloat16", True), ("float8_e4m3fn", 449), ("float8_e4m3fn", np.inf),
+     ("float8_e5m2", -1e6), ("float4_e2m1fn", np.nan), ("int4", 8), ("int4", 0.5), ("uint4", -1)],
+)  # fmt: skip
+def test_gather_fill_value_the_dtype_cannot_hold(ext, dtype, fill_value):
+    if not hasattr(ml_dtypes, dtype):
+        pytest.skip(f"ml_dtypes {ml_dtypes.__version__} has no {dtype}")
+    operand = from_numpy(ext, np.zeros((2, 2), dtype=dtype))
+    with pytest.raises(indexops.IndexOpsTypeError, match=f"fill_value=.*{dtype}"):
+        indexops.gather(
+            operand, from_numpy(ext, np.array([[5]])), **dict(ROW_GATHER, slice_sizes=(1, 2)),
+            mode="fill", fill_value=fill_value,
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_window_writers(ext, backend, dtype):
+    operand = values(dtype, (4, 3), 3)
+    update = values(dtype, (2, 2), 4)
+    result = indexops.dynamic_update_slice(
+        from_numpy(ext, operand), from_numpy(ext, update), (3, 1)
+    )
+    assert_same(result, scatter_reference.dynamic_update_slice(operand, update, (3, 1)))
+    strided = values(dtype, (2, 3), 5)
+    result = indexops.slice_scatter(
+        from_numpy(ext, operand), from_numpy(ext, strided), [3], [-5], [-2], [0]
+    )
+    expected = slice_scatter_reference.slice_scatter(operand, strided, [3], [-5], [-2], [0])
+    assert_same(result, expected)
+    index = np.array([[2, -1], [0, 2]])
+    src = values(dtype, (4, 3), 6)
+    result = indexops.scatter_update(
+        from_numpy(ext, operand), -2, from_numpy(ext, index), from_numpy(ext, src),
+        copy=not backend.writable,
+    )  # fmt: skip
+    assert_same(result, scatter_update_reference.scatter_update(operand, index, src))
+
+
+KINDS = ("bool", "signed integer", "unsigned integer", "integral", "real floating",
+         "complex floating", "numeric")  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_has_kind_classifies_by_ml_dtypes_info(dtype):
+    backend = backend_for("test", x=np.zeros(1))
+    numpy_dtype = np.dtype(dtype)
+    integer = _is_integer(dtype)
+    signed = integer and ml_dtypes.iinfo(dtype).min < 0
+    expected = {
+        "bool": False,
+        "signed integer": signed,
+        "unsigned integer": integer and not signed,
+        "integral": integer,
+        "real floating": not integer,
+        "complex floating": False,
+        "numeric": True,
+    }
+    assert {kind: backend.has_kind(numpy_dtype, kind) for kind in KINDS} == expected
+    info = backend.iinfo(numpy_dtype) if integer else backend.finfo(numpy_dtype)
+    assert info.max == (ml_dtypes.iinfo if integer else ml_dtypes.finfo)(dtype).max
+
+
+@pytest.mark.parametrize("dtype", ["U3", "M8[s]", "V4", np.dtypes.StringDType()], ids=str)
+def test_has_kind_of_other_numpy_dtypes_is_false_not_an_error(dtype):
+    backend = backend_for("test", x=np.zeros(1))
+    assert not any(backend.has_kind(np.dtype(dtype), kind) for kind in KINDS)
+
+
+def test_integer_extension_dtypes_index_too(ext):
+    operand = from_numpy(ext, np.arange(12, dtype=np.int32).reshape(4, 3))
+    for dtype in ("int4", "uint4"):
+        rows = from_numpy(ext, np.array([[3], [1]], dtype=dtype))
+        result = indexops.gather(operand, rows, **dict(ROW_GATHER, slice_sizes=(1, 3)))
+        assert_same(result, np.array([[9, 10, 11], [3, 4, 5]], dtype=np.int32))
