@@ -218,3 +218,15 @@ def test_every_op_on_a_two_process_cluster(client, name, fn, args):
     computed = client.compute(result).result()
     assert len(client.scheduler_info()["workers"]) == 2
     np.testing.assert_array_equal(computed, expected)
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill"])
+def test_gather_with_numpy_indices_builds_without_computing(mode):
+    operand = np.arange(30.0).reshape(10, 3)
+    rows = np.array([[9], [0], [12], [-2], [4]])
+    attrs = {**ROW_GATHER, "slice_sizes": (1, 3), "mode": mode}
+    x = chunked(operand, (3, 2))
+    with dask.config.set(scheduler=_no_compute):
+        result = indexops.gather(x, rows, **attrs)
+    assert not any(np.isnan(n) for c in result.chunks for n in c)
+    np.testing.assert_array_equal(result.compute(), indexops.gather(operand, rows, **attrs))
