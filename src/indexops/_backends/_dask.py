@@ -54,6 +54,17 @@ class DaskBackend(Backend):
         variant.chunks_generic = True
         return variant
 
+    # Dask's own functions with Python scalars: array-api-compat's make arrays of the
+    # scalars, chunked differently, that Dask then rechunks (hundreds of tasks)
+
+    def clip(self, x: Array, low: int | None, high: int | None) -> Array:
+        if low is not None:
+            x = da.maximum(x, low)
+        return x if high is None else da.minimum(x, high)
+
+    def where(self, condition: Array, a: Any, b: Any) -> Array:
+        return da.where(condition, a, b)
+
     def copy(self, x: Array) -> Array:
         return x.copy()  # a new Array of the same (immutable) graph
 

@@ -1,13 +1,14 @@
 """Task graphs of the Dask backend: scatters chunk by chunk, value checks at compute time.
 
-A row scatter meets a chunked operand as a grid: every operand chunk applies every block
-of updates, in order, keeping only the rows that land in that chunk (per element, with
-the indices shifted to the chunk). Which rows are dropped, clamped or kept was decided
-before, on the whole operand's coordinates, so the chunks together give exactly the
-sequential result: duplicates inside a block are resolved by the chunk's own backend in
-row-major order, and the blocks are applied one after another. Each operand chunk is a
-chain of one task per update block (chunks x blocks tasks in all, fewer where the row
-numbers are known on the host and a block provably misses a chunk).
+A row scatter meets a chunked operand as a grid. Which rows are dropped, clamped or kept
+was decided before, on the whole operand's coordinates. Then one task per update block
+sorts its kept rows to the operand chunks they land in (a stable sort: row-major order
+stays within each chunk) with the row numbers shifted to the chunk, and every operand
+chunk is a chain that applies its piece of each block, in block order: one task per
+(chunk, block) pair, fewer where the row numbers are known on the host and a block
+provably misses a chunk. Each chunk thus sees exactly the sequence of writes the whole
+operand would see, so the result is the sequential one: duplicates inside a block are
+resolved by the chunk's own backend in row-major order, and blocks apply one after another.
 
 Each task runs indexops' own row writer on the chunk's arrays (NumPy chunks get the NumPy
 backend), so every combiner, callables included, means the same as everywhere else.
@@ -46,79 +47,93 @@ def _offsets(chunks: tuple[int, ...]) -> tuple[int, ...]:
 
 
 class RowGrid:
-    """An operand's chunks seen as rows: the head dims (rows) and tail dims (one row)."""
+    """An operand's chunks seen as rows: the head dims (rows) and tail dims (one row).
+
+    Head chunks are numbered in row-major order of their chunk indices.
+    """
 
     def __init__(self, x: da.Array, rows_shape: tuple[int, int]) -> None:
         self.k = tail_start(tuple(x.shape), rows_shape)
         self.head_shape = tuple(x.shape[: self.k])
         self.head_strides = tuple(math.prod(self.head_shape[d + 1 :]) for d in range(self.k))
         self.chunks = x.chunks
-        self.offsets = tuple(_offsets(c) for c in x.chunks)
+        self.head_chunks = x.chunks[: self.k]
+        self.head_count = math.prod(len(c) for c in self.head_chunks)
 
     def chunk_indices(self) -> Any:
         return itertools.product(*(range(len(c)) for c in self.chunks))
 
-    def head_box(self, index: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """Offsets and sizes along the head dims of chunk ``index``."""
-        head = range(self.k)
-        return (
-            tuple(self.offsets[d][index[d]] for d in head),
-            tuple(self.chunks[d][index[d]] for d in head),
-        )
+    def head_number(self, index: tuple[int, ...]) -> int:
+        """The number of the head chunk of chunk ``index``."""
+        number = 0
+        for d in range(self.k):
+            number = number * len(self.head_chunks[d]) + index[d]
+        return number
 
 
-def local_rows(
-    xp: Any,
-    rows: Array,
-    keep: Array | None,
-    grid_strides: tuple[int, ...],
-    head_shape: tuple[int, ...],
-    offsets: tuple[int, ...],
-    sizes: tuple[int, ...],
-) -> tuple[Array, Array]:
-    """Row numbers of the whole operand's head as rows of one chunk, and which of them
-    lie in the chunk (and are kept); rows outside point at row 0 of the chunk."""
-    if len(sizes) == 1:  # the common case: one head dim, no division
-        local = rows - offsets[0]
-        inside = (local >= 0) & (local < sizes[0])
-    else:
-        local = xp.zeros_like(rows)
-        inside = xp.ones(rows.shape, dtype=xp.bool)
-        for stride, dim, offset, size in zip(grid_strides, head_shape, offsets, sizes):
-            coordinate = (rows // stride) % dim - offset
-            inside = inside & (coordinate >= 0) & (coordinate < size)
-            local = local * size + coordinate
+def sort_to_chunks(
+    xp: Any, rows: Array, keep: Array | None, grid: RowGrid
+) -> tuple[Array, Array, Array]:
+    """For each row of the whole operand's head: the head chunk it lies in (``head_count``
+    for rows not kept), its row within that chunk, and the stable order that groups the
+    rows by chunk (row-major order kept within each chunk)."""
+    chunk = xp.zeros(rows.shape, dtype=rows.dtype)
+    local = xp.zeros(rows.shape, dtype=rows.dtype)
+    for d in range(grid.k):
+        coordinate = rows if grid.k == 1 else (rows // grid.head_strides[d]) % grid.head_shape[d]
+        sizes = xp.asarray(grid.head_chunks[d], dtype=rows.dtype)
+        ends = xp.asarray(list(itertools.accumulate(grid.head_chunks[d])), dtype=rows.dtype)
+        along = xp.searchsorted(ends, coordinate, side="right")
+        starts = xp.take(ends, along) - xp.take(sizes, along)
+        local = local * xp.take(sizes, along) + (coordinate - starts)
+        chunk = chunk * len(grid.head_chunks[d]) + along
     if keep is not None:
-        inside = inside & keep
-    return xp.where(inside, local, 0), inside
+        chunk = xp.where(keep, chunk, grid.head_count)
+    return chunk, local, xp.argsort(chunk, stable=True)
 
 
-def _apply_block(
+def _split_block(
+    rows: Array, keep: Array | None, values: Array, *, grid: RowGrid
+) -> list[tuple[Array, Array]]:
+    """One update block cut into one piece per head chunk: the kept rows that land there
+    (as rows of the chunk, in row-major order) and their values."""
+    xp = compat.array_namespace(values)
+    chunk, local, order = sort_to_chunks(xp, rows, keep, grid)
+    ordered = xp.take(chunk, order)
+    numbers = xp.arange(grid.head_count + 1, dtype=ordered.dtype)
+    cuts = [int(c) for c in xp.searchsorted(ordered, numbers)]
+    return [
+        (xp.take(local, order[a:b]), xp.take(values, order[a:b], axis=0))
+        for a, b in itertools.pairwise(cuts)
+    ]
+
+
+def _apply_piece(
     chunk: Array,
-    rows: Array,
-    keep: Array | None,
-    values: Array,
+    pieces: list[tuple[Array, Array]],
     *,
+    head: int,
     first: bool,
-    grid: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]],
     combiner: Combiner,
     generic: bool,
 ) -> Array:
-    """One update block into one operand chunk (a copy of it for the first block of the
-    chain; later blocks write into the chain's own intermediate result)."""
+    """The piece of one update block that lands in one operand chunk, written into a copy
+    of the chunk (first block of the chain) or into the chain's own intermediate result."""
     from .._rows import put_rows
     from . import Backend, backend_for
 
+    rows, values = pieces[head]
+    if rows.shape[0] == 0 and not first:
+        return chunk
     xp = compat.array_namespace(chunk)
     backend = Backend(xp) if generic else backend_for("scatter", chunk=chunk)
-    strides, head_shape, offsets, sizes = grid
-    local, inside = local_rows(xp, rows, keep, strides, head_shape, offsets, sizes)
     table = backend.copy(chunk) if first else chunk
-    width = math.prod(chunk.shape[len(sizes) :])
-    table2d = xp.reshape(table, (math.prod(sizes), width))
+    width = math.prod(values.shape[1:])  # values are [rows, *the chunk's tail dims]
+    head = math.prod(chunk.shape[: chunk.ndim - (values.ndim - 1)])
+    table2d = xp.reshape(table, (head, width))
     values2d = xp.reshape(values, (values.shape[0], width))
     on_chunk = combiner if combiner.named is None else resolve("scatter", xp, combiner.named)
-    written = put_rows(backend, table2d, local, values2d, on_chunk, keep=inside)
+    written = put_rows(backend, table2d, rows, values2d, on_chunk)
     return xp.reshape(written, chunk.shape)
 
 
@@ -132,10 +147,12 @@ def scatter_rows(
     generic: bool,
 ) -> da.Array:
     """``x`` (seen as ``rows_shape``) with ``values[k]`` combined into row ``rows[k]``
-    where ``keep[k]``, in order: a chain of update blocks per chunk of ``x``.
+    where ``keep[k]``, in order.
 
-    ``rows`` and ``keep`` are Dask arrays, or NumPy arrays (their values known on the host:
-    pairs of a block and a chunk that no kept row joins are left out).
+    Per update block one task sorts its rows to the operand's chunks; per operand chunk a
+    chain applies the blocks' pieces in order. ``rows`` and ``keep`` are Dask arrays, or
+    NumPy arrays (values known on the host: links of a block and a chunk that no kept row
+    joins are left out).
     """
     grid = RowGrid(x, rows_shape)
     tail_shape = tuple(x.shape[grid.k :])
@@ -148,24 +165,29 @@ def scatter_rows(
         keep = None if keep is None else keep.rechunk((blocks,))
     rows_by_block, keep_by_block = _row_blocks(rows, keep, blocks)
     name = f"scatter-rows-{tokenize(x, rows, keep, values, combiner, generic)}"
+    split = functools.partial(_split_block, grid=grid)
     layer: dict[Any, Any] = {}
+    for u in range(len(blocks)):
+        for tail in itertools.product(*(range(len(c)) for c in x.chunks[grid.k :])):
+            split_key = (f"{name}-split", u, *tail)
+            values_key = (values.name, u, *tail)
+            layer[split_key] = (split, rows_by_block[u], keep_by_block[u], values_key)
+    hits = _hits_on_host(rows_by_block, keep_by_block, grid) if host else None
     for index in grid.chunk_indices():
-        offsets, sizes = grid.head_box(index)
-        box = (grid.head_strides, grid.head_shape, offsets, sizes)
+        head = grid.head_number(index)
         previous: Any = (x.name, *index)
         for u in range(len(blocks)):
-            if host and not _meets(rows_by_block[u], keep_by_block[u], grid, offsets, sizes):
+            if hits is not None and head not in hits[u]:
                 continue
             key = (f"{name}-step{u}", *index)
             apply = functools.partial(
-                _apply_block,
+                _apply_piece,
+                head=head,
                 first=previous[0] == x.name,
-                grid=box,
                 combiner=combiner,
                 generic=generic,
             )
-            values_key = (values.name, u, *index[grid.k :])
-            layer[key] = (apply, previous, rows_by_block[u], keep_by_block[u], values_key)
+            layer[key] = (apply, previous, (f"{name}-split", u, *index[grid.k :]))
             previous = key
         out_key = (name, *index)
         layer[out_key] = previous  # an alias where no block met the chunk
@@ -189,16 +211,13 @@ def _row_blocks(
     return row_keys, [(keep.name, u) for u in range(len(blocks))]
 
 
-def _meets(
-    rows: np.ndarray,
-    keep: np.ndarray | None,
-    grid: RowGrid,
-    offsets: tuple[int, ...],
-    sizes: tuple[int, ...],
-) -> bool:
-    """Whether a kept row of this block lands in the chunk (values on the host)."""
-    _, inside = local_rows(np, rows, keep, grid.head_strides, grid.head_shape, offsets, sizes)
-    return bool(inside.any())
+def _hits_on_host(rows_by_block: list[Any], keep_by_block: list[Any], grid: RowGrid) -> list[set]:
+    """Per update block (NumPy rows): the head chunks that a kept row lands in."""
+    hits = []
+    for rows, keep in zip(rows_by_block, keep_by_block):
+        chunk, _, _ = sort_to_chunks(np, rows, keep, grid)
+        hits.append({int(c) for c in np.unique(chunk)} - {grid.head_count})
+    return hits
 
 
 # -- value checks at compute time -----------------------------------------------------------
