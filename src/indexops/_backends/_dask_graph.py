@@ -5,10 +5,11 @@ was decided before, on the whole operand's coordinates. Then one task per update
 sorts its kept rows to the operand chunks they land in (a stable sort: row-major order
 stays within each chunk) with the row numbers shifted to the chunk, and every operand
 chunk is a chain that applies its piece of each block, in block order: one task per
-(chunk, block) pair, fewer where the row numbers are known on the host and a block
-provably misses a chunk. Each chunk thus sees exactly the sequence of writes the whole
-operand would see, so the result is the sequential one: duplicates inside a block are
-resolved by the chunk's own backend in row-major order, and blocks apply one after another.
+(chunk, block) pair (and one that hands it its piece), fewer where the row numbers are
+known on the host and a block provably misses a chunk. Each chunk thus sees exactly the
+sequence of writes the whole operand would see, so the result is the sequential one:
+duplicates inside a block are resolved by the chunk's own backend in row-major order,
+and blocks apply one after another.
 
 Each task runs indexops' own row writer on the chunk's arrays (NumPy chunks get the NumPy
 backend), so every combiner, callables included, means the same as everywhere else.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -110,9 +112,8 @@ def _split_block(
 
 def _apply_piece(
     chunk: Array,
-    pieces: list[tuple[Array, Array]],
+    piece: tuple[Array, Array],
     *,
-    head: int,
     first: bool,
     combiner: Combiner,
     generic: bool,
@@ -122,7 +123,7 @@ def _apply_piece(
     from .._rows import put_rows
     from . import Backend, backend_for
 
-    rows, values = pieces[head]
+    rows, values = piece
     if rows.shape[0] == 0 and not first:
         return chunk
     xp = compat.array_namespace(chunk)
@@ -179,15 +180,14 @@ def scatter_rows(
         for u in range(len(blocks)):
             if hits is not None and head not in hits[u]:
                 continue
+            # a task of its own, so that only the piece moves to the chunk's worker
+            piece_key = (f"{name}-piece{u}", *index)
+            layer[piece_key] = (operator.getitem, (f"{name}-split", u, *index[grid.k :]), head)
             key = (f"{name}-step{u}", *index)
             apply = functools.partial(
-                _apply_piece,
-                head=head,
-                first=previous[0] == x.name,
-                combiner=combiner,
-                generic=generic,
+                _apply_piece, first=previous[0] == x.name, combiner=combiner, generic=generic
             )
-            layer[key] = (apply, previous, (f"{name}-split", u, *index[grid.k :]))
+            layer[key] = (apply, previous, piece_key)
             previous = key
         out_key = (name, *index)
         layer[out_key] = previous  # an alias where no block met the chunk
