@@ -5,7 +5,8 @@
 2 GB of updates into 512 MB in 64 MB chunks), on a ``LocalCluster`` of 1 and then 2 worker
 processes with one thread each. Each (variant, workers) pair gets a fresh cluster: the
 inputs are generated on the workers and persisted, then the op alone is timed (persist and
-wait). Reported: seconds, the task count of the op's graph as the scheduler gets it
+wait). Reported: seconds, the CPU seconds the worker processes spent (the work done,
+whatever else the machine runs), the task count of the op's graph as the scheduler gets it
 (optimized: elementwise index arithmetic fused; inputs excluded), and the peak
 resident memory of each worker process (``ru_maxrss``: inputs included).
 
@@ -163,6 +164,12 @@ def _peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this worker process: the work done, whatever else runs on the machine."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def measure(args: argparse.Namespace, name: str, workers: int) -> dict[str, Any]:
     import dask
     import dask.array as da
@@ -187,10 +194,13 @@ def measure(args: argparse.Namespace, name: str, workers: int) -> dict[str, Any]
         (optimized,) = dask.optimize(result)  # what the scheduler gets: blockwise ops fused
         given = set(_keys(table, rows, updates))
         own_tasks = sum(1 for key in optimized.__dask_graph__() if key not in given)
+        load_before = os.getloadavg()[0]
+        cpu_before = client.run(_cpu_seconds)
         start = time.perf_counter()
         (done,) = client.persist([result])
         wait(done)
         seconds = time.perf_counter() - start
+        cpu = sum(client.run(_cpu_seconds).values()) - sum(cpu_before.values())
         after = client.run(_peak_rss_bytes)
         checksum = float(da.sum(done.astype(np.float64)).compute())
         sample = np.asarray(done[:: max(1, args.table_rows // 64)][:64].compute())
@@ -198,12 +208,14 @@ def measure(args: argparse.Namespace, name: str, workers: int) -> dict[str, Any]
         "variant": name,
         "workers": workers,
         "seconds": seconds,
+        "worker_cpu_seconds": cpu,
         "tasks": own_tasks,
         "peak_rss_before_op_gb": [v / 2**30 for v in before.values()],
         "peak_rss_gb": [v / 2**30 for v in after.values()],
         "checksum": checksum,
         "sample": sample.astype(np.float64).round(4).tolist(),
-        "loadavg_at_start": os.getloadavg()[0],
+        "loadavg_1min_before_op": load_before,
+        "loadavg_1min_after_op": os.getloadavg()[0],
     }
 
 
@@ -237,6 +249,7 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(row)
             peak = max(row["peak_rss_gb"])
             print(f"{workers} workers  {name:40s} {row['seconds']:7.2f} s  "
+                  f"{row['worker_cpu_seconds']:7.2f} cpu-s  "
                   f"{row['tasks']:5d} tasks  peak {peak:.2f} GB/worker")  # fmt: skip
             _check(rows)
             report = {
