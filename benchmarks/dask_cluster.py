@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
             report = {
                 "sizes": sizes,
                 "machine": _machine(),
-                "results": rows,
+                "results": [{k: v for k, v in r.items() if k != "sample"} for r in rows],
             }
             args.out.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(report, indent=1) + "\n")

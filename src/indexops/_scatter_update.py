@@ -174,8 +174,8 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
 def _past_the_end(backend: Backend, index: Array, rows: Array, slots: int) -> Exception:
     """The error for the first slot past the end (values on the host)."""
     position = int(backend.xp.nonzero(rows >= slots)[0][0])
-    i, j = divmod(position, index.shape[1])
-    return _slot_error(index.shape[1], slots, position, int(index[i, j]))
+    slot = int(index[divmod(position, index.shape[1])])
+    return _slot_error(index.shape[1], slots, position, slot)
 
 
 def _slot_error(s: int, slots: int, position: int, slot: int) -> Exception:
