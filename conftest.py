@@ -35,8 +35,13 @@ def imported_packages(test: doctest.DocTest) -> list[str]:
 
 # Backend modules import their library; without it, their docstrings cannot be collected.
 collect_ignore = [
-    f"src/indexops/_backends/_{name}.py"
-    for name in ("torch", "jax")
+    f"src/indexops/_backends/_{module}.py"
+    for name, module in (
+        ("torch", "torch"),
+        ("jax", "jax"),
+        ("dask", "dask"),
+        ("dask", "dask_graph"),
+    )
     if importlib.util.find_spec(name) is None
 ]
 # The Sphinx configuration, its extensions (which import Sphinx) and the build's outputs are

@@ -19,6 +19,7 @@ BACKENDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "torch": (("torch==2.13.0",), ("torch", "torch_device", "torch_meta", "torch_cuda")),
     "jax": (("jax",), ("jax", "jax_jit")),
     "cupy": (("cupy-cuda12x",), ("cupy",)),  # skips without a GPU; not run in CI
+    "dask": (("dask[array]", "distributed"), ("dask",)),
 }
 
 

@@ -9,7 +9,10 @@ themselves there are variants that run the same tests where users run the ops:
 - ``torch_meta``: torch ``meta`` tensors (no values: shapes and dtypes only);
 - ``torch_cuda``: torch on a GPU, with CUDA's sync checks turned into errors;
 - ``jax_jit``: every op call wrapped in ``jax.jit``, attributes static, arrays traced
-  (for ``indexops.at``: each method call, with the index expression's arrays traced).
+  (for ``indexops.at``: each method call, with the index expression's arrays traced);
+- ``dask``: Dask arrays split into at least two chunks per axis where the length allows;
+  every op call must build its graph without computing anything and return known chunks
+  (the operand's, where the op keeps its shape).
 
 A backend that is not installed, or has no device, is skipped with the reason.
 """
@@ -49,6 +52,7 @@ class Backend(enum.Enum):
     JAX = "jax"
     JAX_JIT = "jax_jit"
     CUPY = "cupy"
+    DASK = "dask"
 
     def __str__(self) -> str:  # test ids
         return self.value
@@ -61,7 +65,7 @@ class Backend(enum.Enum):
     @property
     def writable(self) -> bool:
         """Whether the arrays the tests make can be written in place."""
-        return self not in (Backend.NUMPY_READONLY, Backend.JAX, Backend.JAX_JIT)
+        return self not in (Backend.NUMPY_READONLY, Backend.JAX, Backend.JAX_JIT, Backend.DASK)
 
     @property
     def extension_dtypes(self) -> bool:
@@ -84,8 +88,8 @@ class Backend(enum.Enum):
     @property
     def reads_boolean_indices(self) -> bool:
         """Whether boolean index arrays are read when ``at`` is called (their values set
-        the result's shape): not where values are unknown."""
-        return self.has_values and not self.traced
+        the result's shape): not where values are unknown, nor on Dask (lazy values)."""
+        return self.has_values and not self.traced and self is not Backend.DASK
 
     def namespace(self) -> ModuleType:
         """The namespace tests make arrays with, or skip the test with the reason."""
@@ -115,6 +119,9 @@ class Backend(enum.Enum):
                     pytest.skip("torch is installed but CUDA is not available")
                 return OnDevice(xp, "cuda")
             return OnDevice(xp, "meta") if self is Backend.TORCH_META else xp
+        if self is Backend.DASK:
+            importlib.import_module("dask.array")
+            return Chunked(importlib.import_module("array_api_compat.dask.array"))
         if self.library == "jax":
             jax = importlib.import_module("jax")
             jax.config.update("jax_enable_x64", True)
@@ -132,6 +139,8 @@ class Backend(enum.Enum):
             return functools.partial(_without_host_reads, op, _host_read_guard)
         if self is Backend.TORCH_CUDA:
             return functools.partial(_without_host_reads, op, _cuda_sync_errors)
+        if self is Backend.DASK:
+            return functools.partial(lazily, op)
         return None
 
     def wrap_at(self, at: Callable[..., Any]) -> Callable[..., Any] | None:
@@ -202,6 +211,63 @@ class ReadOnly(ModuleType):
             return array
 
         return create
+
+
+# -- dask -----------------------------------------------------------------------------------
+
+
+def halves(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Chunk sizes that split every axis of length 2 or more into at least two chunks."""
+    return tuple(max(1, n // 2) for n in shape)
+
+
+class Chunked(ModuleType):
+    """The Dask namespace whose creation functions split arrays into at least two chunks
+    per axis (Dask's defaults would make one chunk of every small test array)."""
+
+    def __init__(self, xp: ModuleType) -> None:
+        super().__init__(f"{xp.__name__}[chunked]")
+        self._xp = xp
+
+    def __getattr__(self, name: str) -> object:
+        attr = getattr(self._xp, name)
+        if name not in OnDevice.CREATION:
+            return attr
+
+        def create(*args: Any, **kwargs: Any) -> Any:
+            array = attr(*args, **kwargs)
+            return array.rechunk(halves(tuple(array.shape)))
+
+        return create
+
+
+# Arguments that set the result's shape: a Dask user passes them as Python or NumPy values.
+HOST_ARGUMENTS = {"slice_scatter": ("start", "stop", "step", "axes")}
+SHAPE_KEEPING = ("scatter", "dynamic_update_slice", "slice_scatter", "scatter_update")
+
+
+def _no_compute(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("an indexops op computed a Dask graph while building it")
+
+
+def lazily(op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call ``op`` with every Dask computation made an error, then check that the result is
+    a Dask array with known chunks, the operand's where the op keeps its shape."""
+    import dask
+    import dask.array as da
+
+    arguments = inspect.signature(op).bind(*args, **kwargs).arguments
+    for name in HOST_ARGUMENTS.get(op.__name__, ()):
+        if isinstance(arguments.get(name), da.Array):
+            arguments[name] = np.asarray(arguments[name])
+    with dask.config.set(scheduler=_no_compute):
+        result = op(**arguments)
+    assert isinstance(result, da.Array), f"{op.__name__} returned {type(result).__name__}"
+    assert not any(np.isnan(n) for c in result.chunks for n in c), f"chunks {result.chunks}"
+    operand = next(iter(arguments.values()))
+    if op.__name__ in SHAPE_KEEPING and isinstance(operand, da.Array):
+        assert result.chunks == operand.chunks, f"chunks {result.chunks} != {operand.chunks}"
+    return result
 
 
 # -- jax_jit ------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ def at(x: Array, idx: Any = _NO_INDEX) -> At:
         as in NumPy; out-of-range values of an integer array follow ``mode``. Boolean
         arrays are read when the method is called (the result's shape depends on their
         values), so they are refused where values are unknown, e.g. under ``jax.jit``.
-        Index arrays must belong to ``x``'s library.
+        Index arrays must belong to ``x``'s library (with a Dask ``x``, NumPy ones too).
 
     Returns
     -------

@@ -138,19 +138,20 @@ def _execute(
         rows = backend.arange(0, backend.index_dtype(), operand)
         empty = backend.take_rows(xp.reshape(operand, plan.rows_shape), rows)
         return backend.permute_dims(xp.reshape(empty, plan.intermediate_shape), plan.to_layout)
-    columns = start_columns(backend, plan, indices)
+    on_indices = backend.for_indices(indices)
+    columns = start_columns(on_indices, plan, indices)
     inside = None
     if mode is GatherMode.FILL and not (
-        backend.values_on_host(indices) and all_inside_on_host(backend, plan, columns)
+        on_indices.values_on_host(indices) and all_inside_on_host(on_indices, plan, columns)
     ):  # the mask costs a pass over the result: skip it when the host can tell
-        inside = windows_in_bounds(backend, plan, columns, operand)
+        inside = windows_in_bounds(on_indices, plan, columns, operand)
     if mode is not GatherMode.PROMISE_IN_BOUNDS:
-        columns = clamp_columns(backend, plan, columns)
-    rows = xp.reshape(row_numbers(backend, plan, columns, operand), (-1,))
+        columns = clamp_columns(on_indices, plan, columns)
+    rows = on_indices.xp.reshape(row_numbers(on_indices, plan, columns, operand), (-1,))
     table = xp.reshape(operand, plan.rows_shape)
     windows = xp.reshape(backend.take_rows(table, rows), plan.intermediate_shape)
     if inside is not None:
-        inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
+        inside = on_indices.xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
         if not is_array(fill):
             fill = backend.full((), fill, operand.dtype, operand)
         windows = xp.where(inside, windows, fill)

@@ -45,6 +45,9 @@ def write_rows(
     be a copy; otherwise ``x`` is left untouched. ``unique=True`` promises that no row
     repeats among the kept entries.
     """
+    by_blocks = backend.write_rows_by_blocks(x, rows_shape, rows, values, combiner, keep)
+    if by_blocks is not None:
+        return by_blocks
     xp = backend.xp
     work = backend.copy(x) if backend.writes_into_table and not in_place else x
     table = xp.reshape(work, rows_shape)

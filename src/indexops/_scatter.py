@@ -180,7 +180,7 @@ def _execute(
     unique_indices: bool,
 ) -> Array:
     """Write the windows: find each update row's target row, then write the rows."""
-    rows, keep = _target_rows(backend, plan, indices, mode, input)
+    rows, keep = _target_rows(backend.for_indices(indices), plan, indices, mode, input)
     values = backend.permute_dims(updates, plan.layout_to_rows)
     values = backend.xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
     return write_rows(

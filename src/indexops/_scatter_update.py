@@ -8,6 +8,8 @@ The op writes whole rows of ``d`` elements, one per token, so it lowers directly
 
 from __future__ import annotations
 
+import functools
+
 from ._args import as_int, check_integer_array
 from ._backends import Backend, backend_for
 from ._cache import static_cache
@@ -132,7 +134,7 @@ def _execute(
     in_place: bool,
 ) -> Array:
     """Each token's row into its slot's row; padding and bad slots are skipped."""
-    rows, keep = _slots(backend, index, rows_shape[0])
+    rows, keep = _slots(backend.for_indices(index), index, rows_shape[0])
     values = backend.xp.reshape(src, (rows.shape[0], rows_shape[1]))
     return write_rows(
         backend, input, rows_shape, rows, values, REPLACE, in_place=in_place, keep=keep
@@ -164,16 +166,24 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
         f"{OP}: index has a slot past the end of input (>= {slots}); "
         "its token was skipped, nothing was written outside input",
     )
+    error = functools.partial(_slot_error, index.shape[1], slots)
+    rows = backend.raise_lazily(rows, ~below_end, xp.reshape(index, (-1,)), error)
     return backend.clip(rows, 0, max(slots - 1, 0)), (rows >= 0) & below_end
 
 
 def _past_the_end(backend: Backend, index: Array, rows: Array, slots: int) -> Exception:
     """The error for the first slot past the end (values on the host)."""
     position = int(backend.xp.nonzero(rows >= slots)[0][0])
-    i, j = divmod(position, index.shape[1])
+    slot = int(index[divmod(position, index.shape[1])])
+    return _slot_error(index.shape[1], slots, position, slot)
+
+
+def _slot_error(s: int, slots: int, position: int, slot: int) -> Exception:
+    """The error for the slot at flat ``position`` of an index ``[b, s]``."""
+    i, j = divmod(position, s)
     return value_error(
         OP,
         f"index[{i}, {j}]",
-        int(index[i, j]),
+        slot,
         f"a slot below {slots} (the rows of input), or negative for padding; nothing was written",
     )

@@ -71,10 +71,11 @@ def windows_in_bounds(
     backend: Backend, plan: WindowPlan, columns: list[Array], like: Array
 ) -> Array:
     """Per batch position: whether the whole window lies inside the operand."""
-    inside = backend.full(plan.batch_shape, True, backend.xp.bool, like)
+    inside = None  # no constant array to start from: chunked libraries would rechunk it
     for c, limit in zip(columns, plan.start_limits):
-        inside = inside & (c >= 0) & (c <= limit)
-    return inside
+        fits = (c >= 0) & (c <= limit)
+        inside = fits if inside is None else inside & fits
+    return backend.full(plan.batch_shape, True, backend.xp.bool, like) if inside is None else inside
 
 
 def rows_in_bounds(backend: Backend, plan: WindowPlan, columns: list[Array], like: Array) -> Array:
@@ -86,14 +87,15 @@ def rows_in_bounds(backend: Backend, plan: WindowPlan, columns: list[Array], lik
     """
     nb = len(plan.batch_shape)
     start_shape = plan.batch_shape + (1,) * len(plan.head_window_dims)
-    inside = backend.full(start_shape, True, backend.xp.bool, like)
+    inside = None  # as in windows_in_bounds
     for c, d in zip(columns, plan.start_map):
         start = backend.xp.reshape(c, start_shape)
         if d in plan.head_window_dims:
             offsets = backend.arange(plan.window_sizes[d], c.dtype, like)
             start = start + _along(plan, backend, offsets, nb + plan.head_window_dims.index(d))
-        inside = inside & (start >= 0) & (start < plan.operand_shape[d])
-    return inside
+        lies_in = (start >= 0) & (start < plan.operand_shape[d])
+        inside = lies_in if inside is None else inside & lies_in
+    return backend.full(start_shape, True, backend.xp.bool, like) if inside is None else inside
 
 
 def row_numbers(backend: Backend, plan: WindowPlan, columns: list[Array], like: Array) -> Array:

@@ -36,6 +36,8 @@ def backend_for(op: str, **arrays: Array) -> Backend:
     backend = _BY_TYPE.get(kind) if kind is not None else None
     if backend is None and torch_is_compiling():
         backend = _compiled_torch(arrays)
+    if backend is None and kind is None:
+        backend = _dask_with_numpy(op, arrays)
     if backend is None:
         backend = _make(_namespace(op, arrays), next(iter(arrays.values())))
         if kind is not None:
@@ -53,6 +55,15 @@ def _compiled_torch(arrays: dict[str, Array]) -> Backend | None:
     from ._torch import TorchBackend
 
     return TorchBackend()
+
+
+def _dask_with_numpy(op: str, arrays: dict[str, Array]) -> Backend | None:
+    """The Dask backend for Dask arrays mixed with NumPy arrays (index values known on the
+    host); None for any other mix."""
+    lazy = [x for x in arrays.values() if compat.is_dask_array(x)]
+    if lazy and all(compat.is_dask_array(x) or compat.is_numpy_array(x) for x in arrays.values()):
+        return _BY_TYPE.get(type(lazy[0])) or _make(_namespace(op, {"a": lazy[0]}), lazy[0])
+    return None
 
 
 def is_array(x: Any) -> bool:
@@ -114,7 +125,9 @@ _VARIANTS: dict[tuple[int, str], Backend] = {}
 def _overridden(backend: Backend, how: str) -> Backend:
     key = (id(backend), how)
     if key not in _VARIANTS:
-        _VARIANTS[key] = Backend(backend.xp) if how == "generic" else backend.without_host_reads()
+        _VARIANTS[key] = (
+            backend.generic_variant() if how == "generic" else backend.without_host_reads()
+        )
     return _VARIANTS[key]
 
 

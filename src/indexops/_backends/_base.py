@@ -15,7 +15,7 @@ from typing import Any
 import array_api_compat as compat
 
 from .._cache import static_cache
-from .._combiners import Named
+from .._combiners import Combiner, Named
 from .._typing import Array
 
 
@@ -42,6 +42,15 @@ class Backend:
 
     def __repr__(self) -> str:
         return f"<indexops {self.name} backend>"
+
+    def generic_variant(self) -> Backend:
+        """This library through the standard alone (the ``generic_only()`` test hook)."""
+        return Backend(self.xp)
+
+    def for_indices(self, indices: Array) -> Backend:
+        """The backend that computes target rows from ``indices``: this one, except where
+        a chunked library takes index arrays whose values are on the host."""
+        return self
 
     def without_host_reads(self) -> Backend:
         """This backend, made to act as if no value could be read on the host."""
@@ -87,6 +96,18 @@ class Backend:
             return np.from_dlpack(x)
         except (TypeError, RuntimeError, BufferError, AttributeError):
             return np.asarray(x)
+
+    def raise_lazily(
+        self,
+        result: Array,
+        bad: Array,
+        culprit: Array,
+        error: Callable[[int, int], Exception],
+    ) -> Array:
+        """For lazy libraries: ``result``, made to raise ``error(position,
+        culprit[position])`` for the first ``position`` where the 1-D ``bad`` is True when
+        it is computed. Others return ``result`` (see :meth:`check_on_device`)."""
+        return result
 
     def check_on_device(self, ok: Array, message: str) -> None:
         """A value check where the values are not on the host: report ``message`` unless
@@ -197,6 +218,19 @@ class Backend:
         """Combine ``values[k]`` into row ``rows[k]`` with ``how`` where ``keep[k]``;
         repeated rows accumulate (``unique=True``: no row repeats). ``None`` where the
         library has no native way (the caller then applies the combiner pass by pass)."""
+        return None
+
+    def write_rows_by_blocks(
+        self,
+        x: Array,
+        rows_shape: tuple[int, int],
+        rows: Array,
+        values: Array,
+        combiner: Combiner,
+        keep: Array | None,
+    ) -> Array | None:
+        """For chunked libraries: a new ``x`` (seen as ``rows_shape``) with the rows written
+        chunk by chunk, as :func:`~indexops._rows.write_rows` specifies. ``None`` elsewhere."""
         return None
 
     # -- windows --------------------------------------------------------------------------

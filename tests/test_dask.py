@@ -1,0 +1,232 @@
+"""Dask: every op builds a graph of per-chunk tasks, computes nothing, and is exact.
+
+The ``dask`` backend of the ``xp`` fixture runs the whole suite on chunked arrays with
+every computation during a call made an error (backends.py). This module covers what it
+cannot: the graph's size and its pruning where index values are on the host, value errors
+raised when the graph runs, and a real ``distributed`` cluster of two worker processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import ROW_GATHER, ROW_SCATTER
+
+import indexops
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+
+def _no_compute(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("computed while building the graph")
+
+
+def chunked(a: np.ndarray, chunks: Any = None) -> Any:
+    return da.from_array(a, chunks=chunks or tuple(max(1, n // 2) for n in a.shape))
+
+
+def scatter_add(x: Any, rows: Any, updates: Any, **kwargs: Any) -> Any:
+    with dask.config.set(scheduler=_no_compute):
+        return indexops.scatter(x, rows, updates, **ROW_SCATTER, update_computation="add", **kwargs)
+
+
+def steps(result: Any) -> int:
+    """The per-(chunk, update block) tasks of a row scatter's graph."""
+    return sum("scatter-rows-" in str(key) and "-step" in str(key) for key in result.dask)
+
+
+TABLE = np.arange(40.0).reshape(20, 2)
+ROWS = np.array([[3], [19], [3], [-1], [20], [7], [0], [12]])  # duplicates, out of bounds
+UPDATES = np.arange(16.0).reshape(8, 2) + 100
+
+
+@pytest.mark.parametrize("mode", ["drop", "drop_window", "clip"])
+def test_scatter_graph_has_one_task_per_chunk_and_update_block(mode):
+    x = chunked(TABLE, (5, 2))  # 4 chunks
+    result = scatter_add(x, chunked(ROWS, (2, 1)), chunked(UPDATES, (2, 2)), mode=mode)
+    assert steps(result) == 4 * 4  # no pair can be ruled out without reading the rows
+    assert result.chunks == x.chunks
+    expected = indexops.scatter(
+        TABLE, ROWS, UPDATES, **ROW_SCATTER, update_computation="add", mode=mode
+    )
+    np.testing.assert_array_equal(result.compute(scheduler="sync"), expected)
+
+
+def test_numpy_indices_leave_out_pairs_that_cannot_meet():
+    x = chunked(TABLE, (5, 2))
+    rows = np.array([[0], [1], [2], [3], [19], [18], [30], [-4]])  # blocks of 2 rows
+    result = scatter_add(x, rows, chunked(UPDATES, (2, 2)))
+    # block 0 and 1 meet chunk 0, block 2 meets chunk 3, block 3 drops both rows
+    assert steps(result) == 3
+    expected = indexops.scatter(TABLE, rows, UPDATES, **ROW_SCATTER, update_computation="add")
+    np.testing.assert_array_equal(result.compute(scheduler="sync"), expected)
+
+
+def test_chunks_along_every_dim_of_a_3d_operand():
+    operand = np.arange(60, dtype=np.int64).reshape(3, 4, 5)
+    starts = np.array([[2, 1], [0, 3], [2, 1], [5, 0]])  # a duplicate and one out of bounds
+    updates = np.arange(4 * 2 * 5, dtype=np.int64).reshape(4, 2, 5)
+    attrs = {
+        "update_window_dims": (1, 2),
+        "inserted_window_dims": (0,),
+        "scatter_dims_to_operand_dims": (0, 1),
+        "index_vector_dim": 1,
+    }
+    for how in (None, "add", lambda old, new: old * 3 - new):
+        expected = indexops.scatter(operand, starts, updates, **attrs, update_computation=how)
+        x = chunked(operand, (2, 3, 2))
+        with dask.config.set(scheduler=_no_compute):
+            result = indexops.scatter(
+                x, chunked(starts), chunked(updates), **attrs, update_computation=how
+            )
+        assert result.chunks == x.chunks
+        np.testing.assert_array_equal(result.compute(scheduler="sync"), expected)
+
+
+def test_copy_false_is_an_error_and_copy_none_copies():
+    x = chunked(np.zeros((4, 2)))
+    slots, tokens = chunked(np.array([[1, 2]])), chunked(np.ones((2, 2)))
+    with pytest.raises(indexops.IndexOpsValueError, match="copy"):
+        indexops.scatter_update(x, -2, slots, tokens)  # copy=False is the default
+    result = indexops.scatter_update(x, -2, slots, tokens, copy=None)
+    assert result is not x
+    np.testing.assert_array_equal(x.compute(), np.zeros((4, 2)))
+    np.testing.assert_array_equal(result.compute()[1:3], np.ones((2, 2)))
+
+
+def test_slot_past_the_end_raises_when_computed_with_the_eager_message():
+    cache, tokens = np.zeros((6, 2)), np.ones((4, 2))
+    bad = np.array([[0, -1], [7, 9]])
+    with pytest.raises(indexops.IndexOpsValueError) as eager:
+        indexops.scatter_update(cache, -2, bad, tokens, copy=True)
+    with dask.config.set(scheduler=_no_compute):
+        lazy = indexops.scatter_update(
+            chunked(cache), -2, chunked(bad, (1, 1)), chunked(tokens), copy=True
+        )
+    with pytest.raises(indexops.IndexOpsValueError) as computed:
+        lazy.compute(scheduler="sync")
+    assert str(computed.value) == str(eager.value)
+    with pytest.raises(indexops.IndexOpsValueError) as on_host:  # NumPy slots: at the call
+        indexops.scatter_update(chunked(cache), -2, bad, chunked(tokens), copy=True)
+    assert str(on_host.value) == str(eager.value)
+
+
+def test_dask_slice_parameters_are_a_clear_error():
+    data = chunked(np.zeros((4, 3)))
+    with pytest.raises(indexops.IndexOpsTypeError, match="start='a lazy dask array'"):
+        indexops.slice_scatter(
+            data, chunked(np.ones((2, 3))), da.from_array(np.array([0])), [2], [1]
+        )
+
+
+def test_empty_updates_return_the_operand_values():
+    operand = np.arange(12.0).reshape(4, 3)
+    x = chunked(operand)
+    with dask.config.set(scheduler=_no_compute):
+        results = [
+            indexops.dynamic_update_slice(x, chunked(np.zeros((0, 3))), (1, 1)),
+            indexops.dynamic_update_slice(
+                x, chunked(np.zeros((2, 0))), [da.from_array(np.int64(1)), 1]
+            ),
+            indexops.slice_scatter(x, chunked(np.zeros((0, 3))), [2], [2], [1]),
+            indexops.scatter(
+                x, chunked(np.zeros((0, 1), np.int64)), chunked(np.zeros((0, 3))), **ROW_SCATTER
+            ),
+        ]
+    for result in results:
+        assert result.chunks == x.chunks
+        np.testing.assert_array_equal(result.compute(), operand)
+
+
+# -- a distributed cluster ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            memory_limit="1GiB",
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+OPERAND = np.arange(60.0).reshape(20, 3)
+ROWS_OUT = np.array([[3], [19], [3], [-2], [25], [0], [11], [11]])
+ROW_UPDATES = np.arange(24.0).reshape(8, 3) + 100
+SLOTS = np.array([[5, -1, 19], [5, 2, 0]])
+TOKENS = np.arange(18.0).reshape(6, 3) + 50
+
+CLUSTER_CALLS: list[tuple[str, Callable[..., Any], tuple[np.ndarray, ...]]] = [
+    (
+        "gather fill",
+        lambda o, i: indexops.gather(o, i, **ROW_GATHER, slice_sizes=(1, 3), mode="fill"),
+        (OPERAND, ROWS_OUT),
+    ),
+    *[
+        (
+            f"scatter {how}",
+            lambda x, i, u, how=how: indexops.scatter(
+                x, i, u, **ROW_SCATTER, update_computation=how
+            ),
+            (OPERAND, ROWS_OUT, ROW_UPDATES),
+        )
+        for how in (None, "add", "mul", "min", "max")
+    ],
+    (
+        "scatter callable drop_window",
+        lambda x, i, u: indexops.scatter(
+            x, i, u, **ROW_SCATTER, update_computation=lambda a, b: a * 2 - b, mode="drop_window"
+        ),
+        (OPERAND, ROWS_OUT, ROW_UPDATES),
+    ),
+    ("dynamic_slice", lambda o: indexops.dynamic_slice(o, (7, 1), (5, 2)), (OPERAND,)),
+    (
+        "dynamic_update_slice",
+        lambda o, u: indexops.dynamic_update_slice(o, u, (18, 1)),
+        (OPERAND, ROW_UPDATES[:4, :2]),
+    ),
+    (
+        "slice_scatter",
+        lambda d, u: indexops.slice_scatter(d, u, [-1], [0], [-3]),
+        (OPERAND, ROW_UPDATES[:7]),
+    ),
+    (
+        "scatter_update",
+        lambda c, i, t: indexops.scatter_update(c, -2, i, t, copy=True),
+        (OPERAND, SLOTS, TOKENS),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "fn", "args"), CLUSTER_CALLS, ids=[c[0] for c in CLUSTER_CALLS])
+def test_every_op_on_a_two_process_cluster(client, name, fn, args):
+    expected = fn(*[a.copy() for a in args])
+    with dask.config.set(scheduler=_no_compute):
+        result = fn(*[chunked(a, tuple(max(1, n // 3) for n in a.shape)) for a in args])
+    assert not any(np.isnan(n) for c in result.chunks for n in c)
+    computed = client.compute(result).result()
+    assert len(client.scheduler_info()["workers"]) == 2
+    np.testing.assert_array_equal(computed, expected)
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill"])
+def test_gather_with_numpy_indices_builds_without_computing(mode):
+    operand = np.arange(30.0).reshape(10, 3)
+    rows = np.array([[9], [0], [12], [-2], [4]])
+    attrs = {**ROW_GATHER, "slice_sizes": (1, 3), "mode": mode}
+    x = chunked(operand, (3, 2))
+    with dask.config.set(scheduler=_no_compute):
+        result = indexops.gather(x, rows, **attrs)
+    assert not any(np.isnan(n) for c in result.chunks for n in c)
+    np.testing.assert_array_equal(result.compute(), indexops.gather(operand, rows, **attrs))
