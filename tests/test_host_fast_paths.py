@@ -10,10 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import ROW_SCATTER, assert_same, from_numpy
+from reference import gather as gather_reference
 from reference import scatter as reference
 
 import indexops
 from indexops._backends import _numpy
+from indexops._gather import _plan as gather_plan
 
 INTEGER_DTYPES = ("int8", "uint8", "int16", "int32", "int64")  # every backend adds these
 NUMPY_INTEGER_DTYPES = (*INTEGER_DTYPES, "uint16", "uint32", "uint64")
@@ -105,3 +107,65 @@ def test_numpy_add_with_duplicates_equals_the_sequence_bit_for_bit(
     assert_bits_equal(result, expected)
     if operand.dtype.kind == "f":
         assert np.signbit(result[0]).all()  # -0.0 + -0.0 + ... stays -0.0
+
+
+ROW_GATHER = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,)}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "int64"])
+@pytest.mark.parametrize(
+    "count, width", [(8, 16), (300, 128)], ids=["index_select size", "numpy take size"]
+)
+@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
+def test_row_gather_clips_in_the_take(xp, dtype, count, width, mode):
+    """``mode="clip"`` row gathers clip inside the take; on torch small gathers use
+    index_select and big ones NumPy's take (both sides of the size threshold)."""
+    rng = np.random.default_rng(count)
+    operand = values_of(rng, (40, width), dtype)
+    low, high = (-50, 90) if mode == "clip" else (0, 40)
+    rows = rng.integers(low, high, size=(count, 1))
+    rows[:4, 0] = [low, high - 1, 0, 39]
+    attrs = {**ROW_GATHER, "index_vector_dim": 1, "slice_sizes": (1, width), "mode": mode}
+    result = indexops.gather(from_numpy(xp, operand), from_numpy(xp, rows), **attrs)
+    assert_same(result, gather_reference.gather(operand, rows, **attrs))
+
+
+@pytest.mark.parametrize(
+    "operand_shape, slice_sizes, collapsed, offset_dims",
+    [
+        ((40,), (1,), (0,), ()),  # elements of a vector
+        ((40, 3, 2), (1, 3, 2), (0,), (1, 2)),  # rows of whole [3, 2] blocks
+        ((40, 3), (2, 3), (), (1, 2)),  # windows two rows tall: clamped to 38, not 39
+        ((40, 3), (1, 2), (0,), (1,)),  # part of each row: not a take of whole rows
+    ],
+)
+def test_gather_clip_of_other_windows_matches_reference(
+    xp, operand_shape, slice_sizes, collapsed, offset_dims
+):
+    rng = np.random.default_rng(0)
+    operand = values_of(rng, operand_shape, "float32")
+    rows = rng.integers(-50, 90, size=(64, 1))
+    attrs = {
+        "offset_dims": offset_dims,
+        "collapsed_slice_dims": collapsed,
+        "start_index_map": (0,),
+        "index_vector_dim": 1,
+        "slice_sizes": slice_sizes,
+    }
+    result = indexops.gather(from_numpy(xp, operand), from_numpy(xp, rows), **attrs)
+    assert_same(result, gather_reference.gather(operand, rows, **attrs))
+
+
+def test_only_one_row_tall_windows_of_whole_rows_clip_in_the_take():
+    def plan(operand_shape, index_shape, slice_sizes, collapsed, offset_dims, start_map=(0,)):
+        vector_dim = len(index_shape) - 1
+        return gather_plan(
+            operand_shape, index_shape, offset_dims, collapsed, start_map, vector_dim,
+            slice_sizes, (), (),
+        )  # fmt: skip
+
+    assert plan((40, 3), (5, 1), (1, 3), (0,), (1,)).rows_are_clamped_starts
+    assert plan((40,), (5, 1), (1,), (0,), ()).rows_are_clamped_starts
+    assert not plan((40, 3), (5, 1), (2, 3), (), (1, 2)).rows_are_clamped_starts
+    assert not plan((40, 3), (5, 2), (1, 1), (0, 1), (), (0, 1)).rows_are_clamped_starts
+    assert not plan((40, 3), (5, 1), (40, 1), (1,), (1,), (1,)).rows_are_clamped_starts

@@ -123,11 +123,13 @@ def _execute(
         backend.values_on_host(indices) and all_inside_on_host(backend, plan, columns)
     ):  # the mask costs a pass over the result: skip it when the host can tell
         inside = windows_in_bounds(backend, plan, columns, operand)
-    if mode is not GatherMode.PROMISE_IN_BOUNDS:
+    clip_in_take = mode is GatherMode.CLIP and plan.rows_are_clamped_starts
+    if mode is not GatherMode.PROMISE_IN_BOUNDS and not clip_in_take:
         columns = clamp_columns(backend, plan, columns)
     rows = xp.reshape(row_numbers(backend, plan, columns, operand), (-1,))
     table = xp.reshape(operand, plan.rows_shape)
-    windows = xp.reshape(backend.take_rows(table, rows), plan.intermediate_shape)
+    take = backend.take_rows_clipped if clip_in_take else backend.take_rows
+    windows = xp.reshape(take(table, rows), plan.intermediate_shape)
     if inside is not None:
         inside = xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
         windows = xp.where(inside, windows, backend.full((), fill, operand.dtype, operand))
