@@ -24,12 +24,13 @@ torch_is_compiling = torch.compiler.is_compiling
 _REDUCE = {Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
 _PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
 
-# Row gathers of up to this many elements use index_select on the host too: up to torch's
-# grain size (2**15) it runs on one thread and costs 2-3 us less than the trip through
-# NumPy (f32, 1 thread, medians: 8 rows of 16 4.8 vs 7.5 us, 256 rows of 128 9.0 vs
-# 10.8 us, 1024 rows of 128 20.6 vs 20.7 us). Above it NumPy's take was as fast or faster
-# on 1 thread (4096 rows 0.97x, 16384 0.87x, 65536 0.42x of index_select) and index_select
-# on 2 threads of a busy 2-core machine 2.5-600x slower (1024 to 65536 rows of 128)
+# Row gathers of up to this many elements (torch's parallel grain size) use index_select on
+# the host too: it costs 2-3 us less than the trip through NumPy (f32, 1 thread, medians:
+# 8 rows of 16 4.8 vs 7.5 us, 256 rows of 128 9.0 vs 10.8 us, 1024 rows of 128 20.6 vs
+# 20.7 us), and on 2 threads it stayed that fast up to 256 rows of 128 (5.3 us). Above it
+# NumPy's take was as fast or faster on 1 thread (4096 rows 0.97x, 16384 0.87x, 65536 0.42x
+# of index_select), and index_select on 2 threads of a busy 2-core machine 1.8-600x slower
+# (512 to 65536 rows of 128)
 INDEX_SELECT_MAX_ELEMENTS = 2**15
 
 
