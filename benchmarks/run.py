@@ -4,6 +4,8 @@
 and ``--backend cupy`` on a GPU machine. Prints a table of medians and ratios and writes
 ``benchmarks/results/<backend>.json`` and ``ratios_<backend>.png``. ``--scale N`` makes
 workloads 1 and 3 N times bigger (tag ``<backend>-xN``), e.g. to be bandwidth-bound on a GPU.
+``--sizes`` runs workloads 1-6 at 1/16, 1/4 and the full size (tag ``<backend>-sizes``), so
+that a path chosen by size is measured on both sides of its threshold.
 ``--backend jax`` times workloads 1-6 under ``jax.jit`` instead: jit(indexops op) against
 jit(``jax.lax`` op) on the same arrays (``benchmarks/jit_workloads.py``; ``--device cuda``
 where jax has CUDA).
@@ -24,6 +26,7 @@ import traceback
 import tracemalloc
 from collections.abc import Callable
 from datetime import datetime, timezone
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,7 @@ from .workloads import Case, build_all
 
 RESULTS = Path(__file__).parent / "results"
 JAX_LABEL = "jax.lax"
+SWEEP = "1/16,1/4,1"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -52,6 +56,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--scale", type=int, default=1, help="multiply the sizes of workloads 1 and 3 by this"
     )
+    parser.add_argument(
+        "--sizes",
+        nargs="?",
+        const=SWEEP,
+        default=None,
+        type=_fractions,
+        help=f"fractions of the full size for workloads 1-6 (no value: {SWEEP})",
+    )
     parser.add_argument("--no-jax", action="store_true", help="skip the jax.lax peer")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
     parser.add_argument("--no-plot", action="store_true", help="write the JSON only")
@@ -60,7 +72,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--scale must be 1 or more")
     if args.scale != 1 and args.backend == "jax":
         parser.error("--scale is for numpy, torch and cupy (the jit workloads have one size)")
+    if args.sizes is not None and args.backend == "jax":
+        parser.error("--sizes is for numpy, torch and cupy (the jit workloads have one size)")
     return args
+
+
+def _fractions(text: str) -> list[Fraction]:
+    """``"1/16,1/4,1"`` as fractions, each in (0, 1]."""
+    try:
+        sizes = [Fraction(part.strip()) for part in text.split(",") if part.strip()]
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"not fractions: {text!r}") from None
+    if not sizes or not all(0 < size <= 1 for size in sizes):
+        raise argparse.ArgumentTypeError(f"sizes must be fractions in (0, 1], got {text!r}")
+    return sizes
 
 
 def median_time(fn: Callable[[Any], Any], operand: Any, ctx: Ctx, calls: int) -> float:
@@ -217,13 +242,36 @@ def summarise(
     return rows
 
 
-def run_case(case: Case, ctx: Ctx, jx: Ctx | None, repeats: int, copy_gbps: float) -> list[dict]:
-    """Check, time and (NumPy) measure peak memory of one workload."""
+def run_case(
+    case: Case, ctx: Ctx, jx: Ctx | None, repeats: int, copy_gbps: float, size: Fraction
+) -> list[dict]:
+    """Check, time and (NumPy) measure peak memory of one workload at ``size`` of its full
+    size."""
     table = entries(case, ctx, jx)
     check(case, table)
     times = sample(table, case.calls, repeats)
     peaks = peak_mib(case, table) if ctx.name == "numpy" else {}
-    return summarise(case, times, peaks, copy_gbps)
+    rows = summarise(case, times, peaks, copy_gbps)
+    for row in rows:
+        row["size"], row["size_factor"] = str(size), float(size)
+    return rows
+
+
+def sized_builders(
+    ctx: Ctx, jx: Ctx | None, args: argparse.Namespace
+) -> list[tuple[Fraction, Callable[[], Case]]]:
+    """Every workload's builder at every size, the sizes of one workload one after another
+    (so that drift over the run hits each workload's sizes alike)."""
+    if ctx.name == "jax":
+        return [(Fraction(1), build) for build in build_jit(ctx, args.quick)]
+    sizes = args.sizes or [Fraction(1)]
+    per_size = [build_all(ctx, args.quick, jx, args.scale, float(size)) for size in sizes]
+    return [
+        (size, builders[i])
+        for i in range(max(map(len, per_size)))
+        for size, builders in zip(sizes, per_size)
+        if i < len(builders)
+    ]
 
 
 def fmt_time(seconds: float | None) -> str:
@@ -236,6 +284,7 @@ def fmt_time(seconds: float | None) -> str:
 def print_table(rows: list[dict[str, Any]]) -> None:
     """The results as a fixed-width table."""
     head = (
+        "size",
         "workload",
         "variant",
         "indexops",
@@ -245,14 +294,14 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         "jax.lax",
         "/jax",
     )
-    print(f"{head[0]:44} {head[1]:20} {head[2]:>10} {head[3]:>36} {head[4]:>6} "
-          f"{head[5]:>5} {head[6]:>10} {head[7]:>6}")  # fmt: skip
+    print(f"{head[0]:5} {head[1]:44} {head[2]:20} {head[3]:>10} {head[4]:>36} {head[5]:>6} "
+          f"{head[6]:>5} {head[7]:>10} {head[8]:>6}")  # fmt: skip
     for r in rows:
         native = f"{r['native']} {fmt_time(r['native_s'])}"
         jax_ratio = "-" if r["ratio_vs_jax"] is None else f"{r['ratio_vs_jax']:.2f}"
         mark = "ok" if r["meets_target"] else "MISS"
         print(
-            f"{r['workload']:44} {r['variant']:20} {fmt_time(r['indexops_s']):>10} "
+            f"{r['size']:5} {r['workload']:44} {r['variant']:20} {fmt_time(r['indexops_s']):>10} "
             f"{native:>36} {r['ratio']:6.2f} {mark:>5} {fmt_time(r['jax_s']):>10} {jax_ratio:>6}"
         )
 
@@ -301,7 +350,11 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str, native: str) -> Non
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{r['workload']} {r['variant']}".strip() for r in rows]
+    sweep = len({r["size"] for r in rows}) > 1
+    labels = [
+        f"{r['workload']} {r['variant']}".strip() + (f" @{r['size']}" if sweep else "")
+        for r in rows
+    ]
     y = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(10, 0.38 * len(rows) + 1.5))
     ax.barh(y - 0.2, [r["ratio"] for r in rows], 0.4, label=f"indexops / {native}")
@@ -332,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     repeats = args.repeats or (5 if args.quick else 31 if args.backend == "jax" else 11)
     tag = args.backend if ctx.device == "cpu" else f"{args.backend}-{ctx.device}"
     tag += f"-x{args.scale}" if args.scale != 1 else ""
+    tag += "-sizes" if args.sizes is not None else ""
     tag += "-quick" if args.quick else ""
     only = [part.strip() for part in args.only.split(",") if part.strip()] or [""]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -340,7 +394,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.backend} on {ctx.device} {gpu}: copy bandwidth {copy_gbps:.1f} GB/s "
           f"(read + write, {copy_bytes / 2**20:.0f} MiB buffer)", flush=True)  # fmt: skip
     meta = {"backend": args.backend, "device": ctx.device, "quick": args.quick,
-            "scale": args.scale, "repeats": repeats, "copy_gbps": copy_gbps,
+            "scale": args.scale, "sizes": [str(s) for s in args.sizes or [1]],
+            "repeats": repeats, "copy_gbps": copy_gbps,
             "copy_bytes": copy_bytes, "machine": machine(ctx)}  # fmt: skip
     rows: list[dict[str, Any]] = []
     errors: list[str] = []  # a workload that fails is reported and skipped, not fatal
@@ -349,21 +404,18 @@ def main(argv: list[str] | None = None) -> int:
         results = {**meta, "complete": complete, "errors": errors, "results": rows}
         (args.out / f"{tag}.json").write_text(json.dumps(results, indent=1))
 
-    if ctx.name == "jax":
-        builders = build_jit(ctx, args.quick)
-    else:
-        builders = build_all(ctx, args.quick, jx, args.scale)
-    for number, build in enumerate(builders, 1):
+    for number, (size, build) in enumerate(sized_builders(ctx, jx, args), 1):
         started, case = time.perf_counter(), None
         try:
             case = build()
             if not any(part in case.name for part in only):
                 continue
-            rows.extend(run_case(case, ctx, jx, repeats, copy_gbps))
-            print(f"  done: {case.name} ({time.perf_counter() - started:.1f} s)", flush=True)
+            rows.extend(run_case(case, ctx, jx, repeats, copy_gbps, size))
+            took = time.perf_counter() - started
+            print(f"  done: {case.name} at {size} ({took:.1f} s)", flush=True)
         except Exception as exc:
             traceback.print_exc()
-            name = case.name if case else f"workload #{number}"
+            name = f"{case.name} at {size}" if case else f"workload #{number} at {size}"
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
             print(f"  FAILED: {errors[-1]}", flush=True)
         write(complete=False)

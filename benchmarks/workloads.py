@@ -13,6 +13,7 @@ other inputs are closed over, already on the backend.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,17 +56,25 @@ def _rng() -> np.random.Generator:
     return np.random.default_rng(0)
 
 
-def _pick(full: int, quick: int, is_quick: bool) -> int:
-    return quick if is_quick else full
+def _pick(full: int, quick: int, is_quick: bool, fraction: float = 1.0) -> int:
+    """A length: ``full`` (or ``quick``) times ``fraction`` of the full size (see ``--sizes``)."""
+    return max(1, round((quick if is_quick else full) * fraction))
 
 
-def row_gather(ctx: Ctx, quick: bool, jx: Ctx | None, scale: int = 1) -> Case:
+def _side(full: int, quick: int, is_quick: bool, fraction: float) -> int:
+    """A side of a square whose area is ``fraction`` of the full size's."""
+    return _pick(full, quick, is_quick, math.sqrt(fraction))
+
+
+def row_gather(
+    ctx: Ctx, quick: bool, jx: Ctx | None, scale: int = 1, fraction: float = 1.0
+) -> Case:
     """1. ``operand[rows]`` for random rows of a [262144, 128] f32 table.
 
     ``scale`` multiplies the rows gathered; the table has at least as many rows.
     """
-    k, d = _pick(65536, 8192, quick) * scale, 128
-    n = max(_pick(262144, 32768, quick), k)
+    k, d = _pick(65536, 8192, quick, fraction) * scale, 128
+    n = max(_pick(262144, 32768, quick, fraction), k)
     rng = _rng()
     host = rng.standard_normal((n, d), dtype=np.float32)
     idx_host = rng.integers(0, n, k)
@@ -106,9 +115,9 @@ def _jax_row_gather(jx: Ctx | None, idx_host: np.ndarray, d: int) -> Fn | None:
     return lambda x: fn(x, idx)
 
 
-def scatter_add_problem(quick: bool) -> tuple[Any, Any, Any, Any]:
+def scatter_add_problem(quick: bool, fraction: float = 1.0) -> tuple[Any, Any, Any, Any]:
     """Workload 2's data: the table, the rows, the updates and the expected sum (f64)."""
-    n, k, d = _pick(65536, 8192, quick), _pick(262144, 32768, quick), 64
+    n, k, d = _pick(65536, 8192, quick, fraction), _pick(262144, 32768, quick, fraction), 64
     rng = _rng()
     host = rng.standard_normal((n, d), dtype=np.float32)
     idx_host = rng.integers(0, n, k)
@@ -118,9 +127,9 @@ def scatter_add_problem(quick: bool) -> tuple[Any, Any, Any, Any]:
     return host, idx_host, upd_host, expected
 
 
-def scatter_add(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
+def scatter_add(ctx: Ctx, quick: bool, jx: Ctx | None, fraction: float = 1.0) -> Case:
     """2. In-place add of 262144 rows into a [65536, 64] f32 table, random (repeating) rows."""
-    host, idx_host, upd_host, expected = scatter_add_problem(quick)
+    host, idx_host, upd_host, expected = scatter_add_problem(quick, fraction)
     (k, d) = upd_host.shape
     idx, upd = ctx.asarray(idx_host), ctx.asarray(upd_host)
     idx2 = idx[:, None]  # a view: indexops and native read the same index memory
@@ -165,6 +174,7 @@ def _native_add(ctx: Ctx, idx: Any, upd: Any) -> dict[str, Fn]:
         "np.add.at rows": lambda x: (np.add.at(x, idx, upd), x)[1],
         "np.add.at flat": lambda x: _add_at_flat(x, idx, upd),
         "np.add.at flat, chunks": lambda x: _add_at_flat_chunks(x, idx, upd),
+        "np.add.at complex pairs, chunks": lambda x: _add_at_pairs_chunks(x, idx, upd),
         "argsort+add.reduceat": lambda x: _add_sorted(x, idx, upd),
         "bincount flat (f64)": lambda x: _add_bincount(x, idx, upd),
     }
@@ -186,6 +196,13 @@ def _add_at_flat_chunks(x: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> np.n
     for start in range(0, idx.shape[0], 1024):
         rows = slice(start, start + 1024)
         np.add.at(flat, _flat_index(idx[rows], d), upd[rows].reshape(-1))
+    return x
+
+
+def _add_at_pairs_chunks(x: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> np.ndarray:
+    """As :func:`_add_at_flat_chunks`, two f32 columns at a time viewed as one complex64
+    (complex add is the two float adds: the same sums, half the elements)."""
+    _add_at_flat_chunks(x.view(np.complex64), idx, upd.view(np.complex64))
     return x
 
 
@@ -218,13 +235,15 @@ def _jax_scatter_add(jx: Ctx | None, idx_host: np.ndarray, upd_host: np.ndarray)
     return lambda x: fn(x, idx, upd)
 
 
-def paged_kv_write(ctx: Ctx, quick: bool, jx: Ctx | None, scale: int = 1) -> Case:
+def paged_kv_write(
+    ctx: Ctx, quick: bool, jx: Ctx | None, scale: int = 1, fraction: float = 1.0
+) -> Case:
     """3. ``scatter_update`` of 4096 tokens into a [2048, 16, 1, 1024] cache, in place.
 
     ``scale`` multiplies both the blocks of the cache and the tokens written.
     """
-    blocks, size, d = _pick(2048, 256, quick), 16, 1024
-    b, s = 4, _pick(1024, 128, quick) * scale
+    blocks, size, d = _pick(2048, 256, quick, fraction), 16, 1024
+    b, s = 4, _pick(1024, 128, quick, fraction) * scale
     rng = _rng()
     host = rng.standard_normal((blocks, size, 1, d), dtype=np.float32)
     host = np.tile(host, (scale, 1, 1, 1))  # repeated blocks: cheap to make at any scale
@@ -275,9 +294,9 @@ def _jax_rows_set(jx: Ctx | None, rows_host: np.ndarray, values_host: np.ndarray
     return lambda x: fn(x, rows, values)
 
 
-def element_problem(quick: bool) -> tuple[Any, Any, Any, Any]:
+def element_problem(quick: bool, fraction: float = 1.0) -> tuple[Any, Any, Any, Any]:
     """Workload 4's data: the vector, unique positions, their values, the expected result."""
-    n, k = _pick(1 << 24, 1 << 21, quick), _pick(1 << 22, 1 << 19, quick)
+    n, k = _pick(1 << 24, 1 << 21, quick, fraction), _pick(1 << 22, 1 << 19, quick, fraction)
     rng = _rng()
     host = rng.standard_normal(n, dtype=np.float32)
     idx_host = rng.permutation(n)[:k]
@@ -287,9 +306,9 @@ def element_problem(quick: bool) -> tuple[Any, Any, Any, Any]:
     return host, idx_host, upd_host, expected
 
 
-def element_scatter(ctx: Ctx, quick: bool, jx: Ctx | None) -> Case:
+def element_scatter(ctx: Ctx, quick: bool, jx: Ctx | None, fraction: float = 1.0) -> Case:
     """4. Replace 4M unique positions of a 16M f32 vector, functionally (a new array)."""
-    host, idx_host, upd_host, expected = element_problem(quick)
+    host, idx_host, upd_host, expected = element_problem(quick, fraction)
     (n,), (k,) = host.shape, upd_host.shape
     idx, upd = ctx.asarray(idx_host), ctx.asarray(upd_host)
     idx2 = idx[:, None]  # a view: indexops and native read the same index memory
@@ -343,9 +362,11 @@ def _jax_element_set(jx: Ctx | None, idx_host: np.ndarray, upd_host: np.ndarray)
     return lambda x: fn(x, idx, upd)
 
 
-def dynamic_update(ctx: Ctx, quick: bool, jx: Ctx | None, copy: bool) -> Case:
+def dynamic_update(
+    ctx: Ctx, quick: bool, jx: Ctx | None, copy: bool, fraction: float = 1.0
+) -> Case:
     """5. ``dynamic_update_slice`` of a [1024, 1024] block into [4096, 4096] f32."""
-    n, m = _pick(4096, 1024, quick), _pick(1024, 256, quick)
+    n, m = _side(4096, 1024, quick, fraction), _side(1024, 256, quick, fraction)
     start = (n // 3, n // 5)
     rng = _rng()
     host = rng.standard_normal((n, n), dtype=np.float32)
@@ -386,9 +407,11 @@ def _jax_dynamic_update(jx: Ctx | None, upd_host: np.ndarray, start: tuple[int, 
     return lambda x: fn(x, upd)
 
 
-def strided_problem(quick: bool) -> tuple[int, tuple[slice, slice], Any, Any, Any]:
+def strided_problem(
+    quick: bool, fraction: float = 1.0
+) -> tuple[int, tuple[slice, slice], Any, Any, Any]:
     """Workload 6's data: n, the key, the operand, the updates and the expected result."""
-    n = _pick(4096, 1024, quick)
+    n = _side(4096, 1024, quick, fraction)
     key = (slice(0, n, 2), slice(0, n, 3))
     rng = _rng()
     host = rng.standard_normal((n, n), dtype=np.float32)
@@ -398,9 +421,11 @@ def strided_problem(quick: bool) -> tuple[int, tuple[slice, slice], Any, Any, An
     return n, key, host, upd_host, expected
 
 
-def strided_slice_scatter(ctx: Ctx, quick: bool, jx: Ctx | None, copy: bool) -> Case:
+def strided_slice_scatter(
+    ctx: Ctx, quick: bool, jx: Ctx | None, copy: bool, fraction: float = 1.0
+) -> Case:
     """6. ``slice_scatter`` into every 2nd row and 3rd column of [4096, 4096] f32."""
-    n, key, host, upd_host, expected = strided_problem(quick)
+    n, key, host, upd_host, expected = strided_problem(quick, fraction)
     upd = ctx.asarray(upd_host)
     moved = (2 * n * n * 4 if copy else 0) + 2 * upd_host.nbytes
 
@@ -428,22 +453,27 @@ def _jax_strided(jx: Ctx | None, upd_host: np.ndarray, key: tuple[slice, ...]) -
     return lambda x: fn(x, upd)
 
 
-def build_all(ctx: Ctx, quick: bool, jx: Ctx | None, scale: int = 1) -> list[Callable[[], Case]]:
+def build_all(
+    ctx: Ctx, quick: bool, jx: Ctx | None, scale: int = 1, fraction: float = 1.0
+) -> list[Callable[[], Case]]:
     """Builders for every workload (built lazily, one at a time, to bound memory).
 
     ``scale`` multiplies the sizes of workloads 1 and 3 only (big enough to be bound by
-    GPU memory bandwidth rather than launch overhead).
+    GPU memory bandwidth rather than launch overhead). ``fraction`` shrinks the data of
+    workloads 1-6 to that fraction of their full size (the small calls have one size and
+    come only with ``fraction=1``).
     """
+    f = fraction
     return [
-        lambda: row_gather(ctx, quick, jx, scale),
-        lambda: scatter_add(ctx, quick, jx),
-        lambda: paged_kv_write(ctx, quick, jx, scale),
-        lambda: element_scatter(ctx, quick, jx),
-        lambda: dynamic_update(ctx, quick, jx, copy=True),
-        lambda: dynamic_update(ctx, quick, jx, copy=False),
-        lambda: strided_slice_scatter(ctx, quick, jx, copy=True),
-        lambda: strided_slice_scatter(ctx, quick, jx, copy=False),
-        *small_calls(ctx, quick, jx),
+        lambda: row_gather(ctx, quick, jx, scale, f),
+        lambda: scatter_add(ctx, quick, jx, f),
+        lambda: paged_kv_write(ctx, quick, jx, scale, f),
+        lambda: element_scatter(ctx, quick, jx, f),
+        lambda: dynamic_update(ctx, quick, jx, copy=True, fraction=f),
+        lambda: dynamic_update(ctx, quick, jx, copy=False, fraction=f),
+        lambda: strided_slice_scatter(ctx, quick, jx, copy=True, fraction=f),
+        lambda: strided_slice_scatter(ctx, quick, jx, copy=False, fraction=f),
+        *(small_calls(ctx, quick, jx) if fraction == 1 else []),
     ]
 
 

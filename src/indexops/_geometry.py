@@ -49,6 +49,18 @@ class WindowPlan:
         return self.intermediate_shape[len(self.batch_shape) :]
 
     @property
+    def rows_are_clamped_starts(self) -> bool:
+        """Whether each row number is its one start clamped to ``[0, rows - 1]``: one start
+        per window, stepping one row, a window one row tall (e.g. ``operand[rows]``)."""
+        return (
+            len(self.start_map) == 1
+            and not self.batching_pairs
+            and not self.head_window_dims
+            and self.head_strides[self.start_map[0]] == 1
+            and self.start_limits[0] == self.rows_shape[0] - 1
+        )
+
+    @property
     def rows_batch_shape(self) -> tuple[int, ...]:
         """Shape of the row numbers: ``[*batch_shape, *head window sizes]``."""
         return self.batch_shape + tuple(self.window_sizes[d] for d in self.head_window_dims)

@@ -186,6 +186,11 @@ class Backend:
         """``table[rows]`` for 1-D integer ``rows``, all in range (``table`` may be 1-D)."""
         return self.xp.take(table, rows, axis=0)
 
+    def take_rows_clipped(self, table: Array, rows: Array) -> Array:
+        """``table[rows]`` with each row number clipped to ``[0, len(table) - 1]`` first
+        (``table`` is not empty)."""
+        return self.take_rows(table, self.clip(rows, 0, table.shape[0] - 1))
+
     def set_rows(
         self, table: Array, rows: Array, values: Array, keep: Array | None = None
     ) -> Array:

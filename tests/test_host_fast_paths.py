@@ -1,0 +1,171 @@
+"""The host fast paths (NumPy, torch on the CPU) against the StableHLO transcription.
+
+Each path is chosen by dtype, layout or size; these tests put data on both sides of each
+choice and compare with the sequential reference: exactly, bit for bit where the path
+promises it (integer add, float add in column pairs, gathers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import ROW_SCATTER, assert_same, from_numpy
+from reference import gather as gather_reference
+from reference import scatter as reference
+
+import indexops
+from indexops._backends import _numpy
+from indexops._gather import _plan as gather_plan
+
+INTEGER_DTYPES = ("int8", "uint8", "int16", "int32", "int64")  # every backend adds these
+NUMPY_INTEGER_DTYPES = (*INTEGER_DTYPES, "uint16", "uint32", "uint64")
+FLOAT_SPECIALS = (-0.0, 0.0, np.nan, np.inf, -np.inf, 3e38, -3e38, 1.5, -2.25, 1e-45)
+
+
+def values_of(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """Integers over the dtype's whole range (sums wrap); floats with signed zeros, NaN,
+    infinities, huge values (sums overflow) and subnormals among ordinary ones."""
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+    values = rng.standard_normal(shape).astype(dtype)
+    special = rng.random(shape) < 0.3
+    values[special] = rng.choice(np.array(FLOAT_SPECIALS, dtype=dtype), size=int(special.sum()))
+    return values
+
+
+def sequential_add(operand, rows, updates, mode="drop"):
+    with np.errstate(over="ignore", invalid="ignore"):  # wrapping and inf - inf are the point
+        return reference.scatter(
+            operand, rows, updates, update_computation="add", mode=mode, **ROW_SCATTER
+        )
+
+
+def assert_bits_equal(actual: np.ndarray, expected: np.ndarray) -> None:
+    """Equal dtype and values, signed zeros told apart, NaNs where the reference has them
+    (a NaN's sign and payload are not compared: IEEE 754 leaves them open)."""
+    assert actual.dtype == expected.dtype
+    np.testing.assert_array_equal(actual, expected)
+    if actual.dtype.kind == "f":
+        numbers = ~np.isnan(expected)
+        np.testing.assert_array_equal(np.signbit(actual[numbers]), np.signbit(expected[numbers]))
+
+
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES)
+@pytest.mark.parametrize("width", [1, 3, 8])
+def test_integer_add_with_duplicates_is_exact(xp, dtype, width):
+    rng = np.random.default_rng(width)
+    operand = values_of(rng, (9, width), dtype)
+    rows = rng.integers(-2, 11, size=(300, 1))  # duplicates, and some outside: dropped
+    updates = values_of(rng, (300, width), dtype)
+    result = indexops.scatter(
+        from_numpy(xp, operand),
+        from_numpy(xp, rows),
+        from_numpy(xp, updates),
+        update_computation="add",
+        **ROW_SCATTER,
+    )
+    assert_same(result, sequential_add(operand, rows, updates))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint16", "float32", "float64"])
+def test_numpy_add_over_more_than_65536_rows_is_exact(dtype):
+    """Row numbers above 16 bits: the integer path sorts them by two 16-bit digits."""
+    rng = np.random.default_rng(3)
+    operand = values_of(rng, (70_000, 2), dtype)
+    rows = rng.choice([0, 131, 65_535, 65_536, 65_537, 69_999], size=(400, 1))
+    updates = values_of(rng, (400, 2), dtype)
+    result = indexops.scatter(operand, rows, updates, update_computation="add", **ROW_SCATTER)
+    assert_bits_equal(result, sequential_add(operand, rows, updates))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", *NUMPY_INTEGER_DTYPES])
+@pytest.mark.parametrize("width", [1, 2, 5, 6])
+@pytest.mark.parametrize("layout", ["contiguous", "strided updates", "strided operand"])
+def test_numpy_add_with_duplicates_equals_the_sequence_bit_for_bit(
+    monkeypatch, dtype, width, layout
+):
+    """Floats added in column pairs (as complex numbers) and integers summed per row give
+    exactly the sequential sums, signed zeros and NaNs included, across chunk and block
+    boundaries (made small here) and for any memory layout."""
+    monkeypatch.setattr(_numpy, "_AT_CHUNK_ELEMENTS", 16)
+    monkeypatch.setattr(_numpy, "_SUM_BLOCK_ELEMENTS", 16)
+    rng = np.random.default_rng(width)
+    operand = values_of(rng, (6, width), dtype)
+    operand[0] = -0.0 if operand.dtype.kind == "f" else 0  # row 0 gets only signed zeros
+    rows = rng.integers(0, 6, size=(250, 1))
+    updates = values_of(rng, (250, 2 * width), dtype)
+    updates[rows[:, 0] == 0] = -0.0 if operand.dtype.kind == "f" else 0
+    if layout == "strided updates":
+        updates = updates[:, ::2]
+    else:
+        updates = np.ascontiguousarray(updates[:, :width])
+    if layout == "strided operand":
+        operand = np.asfortranarray(operand)
+    expected = sequential_add(operand, rows, updates)
+    result = indexops.scatter(operand, rows, updates, update_computation="add", **ROW_SCATTER)
+    assert_bits_equal(result, expected)
+    if operand.dtype.kind == "f":
+        assert np.signbit(result[0]).all()  # -0.0 + -0.0 + ... stays -0.0
+
+
+ROW_GATHER = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,)}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "int64"])
+@pytest.mark.parametrize(
+    "count, width", [(8, 16), (300, 128)], ids=["index_select size", "numpy take size"]
+)
+@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
+def test_row_gather_clips_in_the_take(xp, dtype, count, width, mode):
+    """``mode="clip"`` row gathers clip inside the take; on torch small gathers use
+    index_select and big ones NumPy's take (both sides of the size threshold)."""
+    rng = np.random.default_rng(count)
+    operand = values_of(rng, (40, width), dtype)
+    low, high = (-50, 90) if mode == "clip" else (0, 40)
+    rows = rng.integers(low, high, size=(count, 1))
+    rows[:4, 0] = [low, high - 1, 0, 39]
+    attrs = {**ROW_GATHER, "index_vector_dim": 1, "slice_sizes": (1, width), "mode": mode}
+    result = indexops.gather(from_numpy(xp, operand), from_numpy(xp, rows), **attrs)
+    assert_same(result, gather_reference.gather(operand, rows, **attrs))
+
+
+@pytest.mark.parametrize(
+    "operand_shape, slice_sizes, collapsed, offset_dims",
+    [
+        ((40,), (1,), (0,), ()),  # elements of a vector
+        ((40, 3, 2), (1, 3, 2), (0,), (1, 2)),  # rows of whole [3, 2] blocks
+        ((40, 3), (2, 3), (), (1, 2)),  # windows two rows tall: clamped to 38, not 39
+        ((40, 3), (1, 2), (0,), (1,)),  # part of each row: not a take of whole rows
+    ],
+)
+def test_gather_clip_of_other_windows_matches_reference(
+    xp, operand_shape, slice_sizes, collapsed, offset_dims
+):
+    rng = np.random.default_rng(0)
+    operand = values_of(rng, operand_shape, "float32")
+    rows = rng.integers(-50, 90, size=(64, 1))
+    attrs = {
+        "offset_dims": offset_dims,
+        "collapsed_slice_dims": collapsed,
+        "start_index_map": (0,),
+        "index_vector_dim": 1,
+        "slice_sizes": slice_sizes,
+    }
+    result = indexops.gather(from_numpy(xp, operand), from_numpy(xp, rows), **attrs)
+    assert_same(result, gather_reference.gather(operand, rows, **attrs))
+
+
+def test_only_one_row_tall_windows_of_whole_rows_clip_in_the_take():
+    def plan(operand_shape, index_shape, slice_sizes, collapsed, offset_dims, start_map=(0,)):
+        vector_dim = len(index_shape) - 1
+        return gather_plan(
+            operand_shape, index_shape, offset_dims, collapsed, start_map, vector_dim,
+            slice_sizes, (), (),
+        )  # fmt: skip
+
+    assert plan((40, 3), (5, 1), (1, 3), (0,), (1,)).rows_are_clamped_starts
+    assert plan((40,), (5, 1), (1,), (0,), ()).rows_are_clamped_starts
+    assert not plan((40, 3), (5, 1), (2, 3), (), (1, 2)).rows_are_clamped_starts
+    assert not plan((40, 3), (5, 2), (1, 1), (0, 1), (), (0, 1)).rows_are_clamped_starts
+    assert not plan((40, 3), (5, 1), (40, 1), (1,), (1,), (1,)).rows_are_clamped_starts
