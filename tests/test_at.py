@@ -387,8 +387,10 @@ def test_update_errors(xp):
         indexops.at(x)[0].set(xp.ones(4, dtype=xp.int64))
     with pytest.raises(indexops.IndexOpsValueError, match=r"broadcasts to x\[idx\]'s \(4,\)"):
         indexops.at(x)[0].set(xp.ones(3, dtype=xp.int32))
-    with pytest.raises(indexops.IndexOpsTypeError, match="Python int"):
+    with pytest.raises(indexops.IndexOpsTypeError, match=r"y=1.5 .* an int in \[-2147483648"):
         indexops.at(x)[0].set(1.5)
+    with pytest.raises(indexops.IndexOpsTypeError, match=r"y=300 .* an int in \[0, 255\]"):
+        indexops.at(xp.zeros(3, dtype=xp.uint8))[0].set(300)
     with pytest.raises(indexops.IndexOpsTypeError, match="real floating"):
         indexops.at(x)[0].divide(2)
     with pytest.raises(indexops.IndexOpsTypeError, match="integral"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ._args import check_scalar
 from ._backends import Backend, backend_for, is_array
 from ._copy import writes_in_place
 from ._errors import type_error, value_error
@@ -439,8 +440,7 @@ def _updates(
                 op, "y.shape", tuple(y.shape), f"a shape that broadcasts to x[idx]'s {shape}"
             )
     else:
-        _check_scalar(op, backend, x.dtype, y)
-        y = backend.full((), y, x.dtype, x)
+        y = backend.full((), check_scalar(op, "y", y, backend, x.dtype), x.dtype, x)
     if negate:  # broadcast_to below also makes NumPy's 0-d result an array again
         y = xp.negative(y)
     return y if tuple(y.shape) == shape and not negate else xp.broadcast_to(y, shape)
@@ -451,23 +451,6 @@ def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     if len(shape) > len(target):
         return False
     return all(n in (1, m) for n, m in zip(shape, target[len(target) - len(shape) :]))
-
-
-def _check_scalar(op: str, backend: Backend, dtype: Any, y: Any) -> None:
-    """A Python scalar ``y`` must fit the kind of ``dtype`` (the Array API's rule)."""
-    if backend.has_kind(dtype, "bool"):
-        allowed: tuple[type, ...] = (bool,)
-    elif backend.has_kind(dtype, "integral"):
-        allowed = (int,)
-    elif backend.has_kind(dtype, "real floating"):
-        allowed = (int, float)
-    else:
-        allowed = (int, float, complex)
-    if type(y) not in allowed or (type(y) is bool and bool not in allowed):
-        names = " or ".join(t.__name__ for t in allowed)
-        raise type_error(
-            op, "y", y, f"an array of dtype {dtype} or a Python {names} (for x of dtype {dtype})"
-        )
 
 
 def _empty_read(op: str, backend: Backend, x: Array, plan: IndexPlan) -> Array:
