@@ -229,6 +229,22 @@ def test_repeated_positions_apply_one_by_one(xp, backend, method, data):
         assert_same(got, expected)
 
 
+@pytest.mark.parametrize("method", ["set", "add", "subtract", "multiply", "power", "min", "max"])
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_wide_unsigned_repeated_positions_apply_one_by_one(xp, dtype, method):
+    """torch has few kernels for uint16/32/64 (no neg, no pow): every method over the whole
+    range, wrapping around, min and max across the sign bit, exponents of 2**(bits-1) and
+    more (uint64 ones are negative as int64)."""
+    info = np.iinfo(dtype)
+    half = 2 ** (info.bits - 1)
+    x = np.array([0, 1, half - 1, half, info.max, 3], dtype=dtype)
+    case = IndexCase(x.shape, (np.array([2, 3, 4, 3, 0, 4, 5, 2, 1, 5]),))
+    y = np.array([half, half - 1, info.max, 1, info.max, half + 1, 3, 7, 2, half], dtype=dtype)
+    expected = one_by_one(x, case, y, method)
+    got = getattr(indexed(xp, from_numpy(xp, x), case, True), method)(from_numpy(xp, y))
+    assert_same(got, expected)
+
+
 def test_repeated_set_keeps_the_last_in_row_major_order(xp):
     x = xp.zeros((2, 3), dtype=xp.int64)
     rows = xp.asarray([[1, 1], [0, 1]])

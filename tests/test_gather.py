@@ -76,7 +76,15 @@ def test_gather_fill_value_and_defaults(xp):
 
 @pytest.mark.parametrize(
     ("dtype", "expected"),
-    [("float32", np.nan), ("int16", -(2**15)), ("uint8", 255), ("bool", True)],
+    [
+        ("float32", np.nan),
+        ("int16", -(2**15)),
+        ("uint8", 255),
+        ("uint16", 2**16 - 1),
+        ("uint32", 2**32 - 1),
+        ("uint64", 2**64 - 1),
+        ("bool", True),
+    ],
 )
 def test_gather_default_fill_per_dtype(xp, dtype, expected):
     operand = from_numpy(xp, np.zeros((2, 2), dtype=dtype))

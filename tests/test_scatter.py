@@ -7,6 +7,7 @@ import pytest
 from helpers import ROW_SCATTER, assert_same, from_numpy, to_numpy
 from hypothesis import given
 from hypothesis import strategies as st
+from reference import gather as gather_reference
 from reference import scatter as reference
 from strategies import VALUE_DTYPES, arrays_of, value_dtypes, window_cases
 
@@ -129,6 +130,75 @@ def test_replace_last_write_wins_and_callable_sees_the_sequence(xp):
         operand, rows, updates, update_computation=lambda a, b: a * 10 + b, **attrs
     )
     assert_same(digits, [[4, 4], [123, 123], [0, 0]])
+
+
+WIDE_UNSIGNED = ("uint16", "uint32", "uint64")
+
+
+def low_byte_then_new(old, new):
+    """Bitwise only (all that torch has for uint16/32/64), and order shows: applying
+    ``n1`` then ``n2`` keeps all of ``n2`` but only the low byte of ``n1``."""
+    return (old & 0xFF) ^ new
+
+
+def whole_range(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """Values over the whole range of an unsigned ``dtype``; the first rows hold 0, 1, the
+    sign-bit boundary ``2**(bits-1) - 1``, ``2**(bits-1)`` and the maximum."""
+    info = np.iinfo(dtype)
+    values = rng.integers(0, info.max, size=shape, dtype=dtype, endpoint=True)
+    half = 2 ** (info.bits - 1)
+    special = np.array([0, 1, half - 1, half, info.max], dtype=dtype)
+    values[: len(special)] = special.reshape(-1, *([1] * (len(shape) - 1)))
+    return values
+
+
+@pytest.mark.parametrize("mode", (*MODES, "promise_in_bounds"))
+@pytest.mark.parametrize("combiner", COMBINERS)
+@pytest.mark.parametrize("dtype", WIDE_UNSIGNED)
+def test_wide_unsigned_every_combiner_matches_reference(xp, dtype, combiner, mode):
+    """torch has few kernels for uint16/32/64: each combiner over their whole range, sums
+    and products wrapping, min and max across the sign bit, repeated rows in order."""
+    rng = np.random.default_rng(len(dtype) + len(mode))
+    operand = whole_range(rng, (7, 3), dtype)
+    low, high = (0, 7) if mode == "promise_in_bounds" else (-2, 9)
+    rows = rng.integers(low, high, size=(40, 1))
+    rows[:10, 0] = [2, 3, 4, 2, 3, 4, 1, 1, 0, 0]  # boundary values meet each other
+    updates = whole_range(rng, (40, 3), dtype)
+    computation = low_byte_then_new if combiner == "callable" else combiner
+    with np.errstate(over="ignore"):  # the wrap-around is the point
+        expected = reference.scatter(
+            operand,
+            rows,
+            updates,
+            update_computation=computation,
+            mode="drop" if mode == "promise_in_bounds" else mode,
+            **ROW_SCATTER,
+        )
+    result = indexops.scatter(
+        from_numpy(xp, operand),
+        from_numpy(xp, rows),
+        from_numpy(xp, updates),
+        update_computation=computation,
+        mode=mode,
+        **ROW_SCATTER,
+    )
+    assert_same(result, expected)
+
+
+@pytest.mark.parametrize("dtype", WIDE_UNSIGNED)
+def test_wide_unsigned_dynamic_slices_match_reference(xp, dtype):
+    rng = np.random.default_rng(1)
+    operand = whole_range(rng, (6, 4), dtype)
+    update = whole_range(rng, (5, 2), dtype)
+    starts = [from_numpy(xp, np.array(s)) for s in (2, -1)]  # 2 is clamped to 1
+    assert_same(
+        indexops.dynamic_slice(from_numpy(xp, operand), starts, (5, 2)),
+        gather_reference.dynamic_slice(operand, [2, -1], (5, 2)),
+    )
+    assert_same(
+        indexops.dynamic_update_slice(from_numpy(xp, operand), from_numpy(xp, update), starts),
+        reference.dynamic_update_slice(operand, update, [2, -1]),
+    )
 
 
 @pytest.mark.parametrize("table_rows", [6, 5000], ids=["scratch", "sorted"])

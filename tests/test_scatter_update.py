@@ -122,6 +122,17 @@ def test_negative_slots_are_padding(xp, backend):
     assert_same(out, np.array([[[[0, 0]], [[1, 1]]]], dtype=np.int16))
 
 
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_wide_unsigned_values(xp, backend, dtype):
+    """torch has few kernels for uint16/32/64; duplicates and padding as for any dtype."""
+    top = int(np.iinfo(dtype).max)
+    index = np.array([[2, -1], [0, 2]], dtype=np.int64)
+    src = np.array([[top, 1], [5, 6], [top // 2 + 1, top // 2], [top - 1, 0]], dtype=dtype)
+    input = np.full((3, 2), top // 2, dtype=dtype)
+    _, out = _run(xp, backend, input, index, src)
+    assert_same(out, reference.scatter_update(input, index, src))
+
+
 def test_slot_past_the_end(xp, backend):
     """Where the slots are on the host: an error before any write. Elsewhere the token is
     skipped (nothing is written outside input) and the backend reports it its own way."""

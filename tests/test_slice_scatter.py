@@ -172,6 +172,17 @@ def test_negative_step_reverses_and_big_step(xp: ModuleType):
     assert_same(result, expected)
 
 
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_wide_unsigned_data(xp: ModuleType, dtype: str):
+    """torch has few kernels for uint16/32/64; every value is copied, the largest too."""
+    top = int(np.iinfo(dtype).max)
+    data_np = np.array([[0, 1, top, 3], [top // 2, top // 2 + 1, 6, 7]], dtype=dtype)
+    updates_np = np.array([[top, top // 2 + 1], [top - 1, top // 2]], dtype=dtype)
+    attrs = ([-1, 0], [-3, 4], [-1, 2], [0, 1])  # rows reversed, every second column
+    result = slice_scatter(from_numpy(xp, data_np), from_numpy(xp, updates_np), *attrs)
+    assert_same(result, ref.slice_scatter(data_np, updates_np, *attrs))
+
+
 def test_uint64_extreme_means_to_the_end(xp: ModuleType):
     data = xp.arange(6, dtype=xp.int64)
     stop = index_array(xp, np.array([2**64 - 1], dtype=np.uint64))

@@ -237,6 +237,21 @@ def test_torch_compile_fullgraph(torch: Any, name: str, fn: Callable[..., Any], 
 
 
 @COMPILES_CLEANLY
+@pytest.mark.parametrize("how", [None, "max"])
+def test_torch_compile_wide_unsigned(torch: Any, how: Any):
+    """uint64, which torch (and its compiler's where) hardly supports, over its whole range:
+    dropped rows, a duplicate, and max across the sign bit."""
+    torch._dynamo.reset()
+    operand = np.array([[0, 2**63, 2**64 - 1]] * 4, dtype=np.uint64)
+    updates = np.array([[2**63 - 1, 2**63 + 1, 1]] * 5, dtype=np.uint64) + np.arange(
+        5, dtype=np.uint64
+    ).reshape(5, 1)
+    compiled = torch.compile(scatter, fullgraph=True)
+    got = compiled(*[torch.asarray(a.copy()) for a in (operand, ROWS, updates)], how)
+    np.testing.assert_array_equal(got.numpy(), scatter(operand, ROWS, updates, how))
+
+
+@COMPILES_CLEANLY
 def test_torch_compile_writes_in_place(torch: Any):
     torch._dynamo.reset()
     cache, slots, tokens = (torch.asarray(a.copy()) for a in (CACHE, SLOTS, TOKENS))

@@ -400,7 +400,7 @@ class At:
         writes_in_place(backend, op, x, copy, name="x")
         updates = _updates(op, backend, x, y, plan.result_shape, negate)
         if computation in _XP_COMBINERS:
-            computation = getattr(backend.xp, _XP_COMBINERS[computation])
+            computation = backend.elementwise(_XP_COMBINERS[computation])
         return scatter(
             x,
             starts,
@@ -442,7 +442,7 @@ def _updates(
     else:
         y = backend.full((), check_scalar(op, "y", y, backend, x.dtype), x.dtype, x)
     if negate:  # broadcast_to below also makes NumPy's 0-d result an array again
-        y = xp.negative(y)
+        y = backend.negative(y)
     return y if tuple(y.shape) == shape and not negate else xp.broadcast_to(y, shape)
 
 

@@ -170,6 +170,15 @@ class Backend:
         """``xp.where``; ``a`` or ``b`` may be a Python scalar."""
         return self.xp.where(condition, a, b)
 
+    def negative(self, x: Array) -> Array:
+        """``-x`` (modulo ``2**bits`` for unsigned integers)."""
+        return self.xp.negative(x)
+
+    def elementwise(self, name: str) -> Callable[[Array, Array], Array]:
+        """The library's elementwise function ``name`` (``"divide"``, ``"pow"``), made to
+        work on every dtype that the library's arrays hold."""
+        return getattr(self.xp, name)
+
     def permute_dims(self, x: Array, axes: tuple[int, ...]) -> Array:
         """``xp.permute_dims``, skipped for the identity (a call costs microseconds)."""
         if all(axis == position for position, axis in enumerate(axes)):

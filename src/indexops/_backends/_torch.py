@@ -24,6 +24,16 @@ torch_is_compiling = torch.compiler.is_compiling
 _REDUCE = {Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
 _PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
 
+# torch's unsigned types wider than uint8 have few kernels (none for 1-D index_select,
+# index_copy_, index_add_, scatter_reduce_, comparisons, neg or pow on the CPU): rows of
+# them are taken, written and combined as the same bits seen as the signed type of their
+# width (Tensor.view(dtype): no copy)
+_SIGNED_OF_UNSIGNED = {
+    getattr(torch, f"uint{bits}"): getattr(torch, f"int{bits}")
+    for bits in (16, 32, 64)
+    if hasattr(torch, f"uint{bits}")
+}
+
 # Row gathers of up to this many elements (torch's parallel grain size) use index_select on
 # the host too: it costs 2-3 us less than the trip through NumPy (f32, 1 thread, medians:
 # 8 rows of 16 4.8 vs 7.5 us, 256 rows of 128 9.0 vs 10.8 us, 1024 rows of 128 20.6 vs
@@ -88,7 +98,14 @@ class TorchBackend(NativeScatter):
         return torch.clamp(x, low, high)
 
     def where(self, condition: Array, a: Any, b: Any) -> Array:
-        return torch.where(condition, a, b)
+        like = a if isinstance(a, torch.Tensor) else b
+        signed = _SIGNED_OF_UNSIGNED.get(like.dtype) if isinstance(like, torch.Tensor) else None
+        if signed is None:
+            return torch.where(condition, a, b)
+        # eager torch has where for these types, but torch.compile's lowering of it fails
+        # ("Promotion for uint16, uint32, uint64 types is not supported")
+        chosen = torch.where(condition, _as_signed(a, signed), _as_signed(b, signed))
+        return chosen.view(like.dtype)
 
     def copy(self, x: Array) -> Array:
         return x.clone()
@@ -105,6 +122,9 @@ class TorchBackend(NativeScatter):
         """NumPy's ``take`` on shared memory where the gather is big, on the host, and NumPy
         can view the tensors (no autograd, no bfloat16, no conjugate or negative bit);
         else ``index_select`` (of clamped rows for ``mode="clip"``)."""
+        signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
+        if signed is not None:
+            return self._take(table.view(signed), rows, mode).view(table.dtype)
         if (
             rows.shape[0] * math.prod(table.shape[1:]) > INDEX_SELECT_MAX_ELEMENTS
             and not table.requires_grad
@@ -120,15 +140,59 @@ class TorchBackend(NativeScatter):
         return table.index_select(0, rows)
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
+        signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
+        if signed is not None:
+            table.view(signed).index_copy_(0, rows, values.view(signed))
+            return table
         return table.index_copy_(0, rows, values)
 
     def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array | None:
         if table.dtype == torch.bool:
             return None
+        signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
+        if signed is not None:
+            self._combine_as_signed(table.view(signed), rows, values.view(signed), how)
+            return table
         if how is Named.ADD:
             return table.index_add_(0, rows, values)
         index = rows[:, None].expand_as(values)
         return table.scatter_reduce_(0, index, values, reduce=_REDUCE[how], include_self=True)
+
+    def _combine_as_signed(self, table: Array, rows: Array, values: Array, how: Named) -> None:
+        """Combine into ``table``, the signed view of an unsigned table (``values``
+        likewise).
+
+        Wrapping add and mul leave the same bits in two's complement as in unsigned
+        arithmetic (both are exact modulo 2**bits); min and max compare the views with
+        their sign bit flipped, which orders them as the unsigned values (0 becomes the
+        smallest signed value, 2**bits - 1 the largest). The flips cost two passes over
+        the table.
+        """
+        if how is Named.ADD or how is Named.MUL:
+            self._combine(table, rows, values, how)
+            return
+        sign_bit = torch.iinfo(table.dtype).min
+        table.bitwise_xor_(sign_bit)
+        self._combine(table, rows, values ^ sign_bit, how)
+        table.bitwise_xor_(sign_bit)
+
+    def negative(self, x: Array) -> Array:
+        signed = _SIGNED_OF_UNSIGNED.get(x.dtype)
+        if signed is None:
+            return torch.negative(x)
+        return torch.negative(x.view(signed)).view(x.dtype)  # -x modulo 2**bits: same bits
+
+    def elementwise(self, name: str) -> Callable[[Array, Array], Array]:
+        function = super().elementwise(name)
+        if name != "pow":
+            return function
+
+        def power(base: Array, exponent: Array) -> Array:
+            if base.dtype in _SIGNED_OF_UNSIGNED:
+                return _unsigned_power(base, exponent)
+            return function(base, exponent)
+
+        return power
 
     def repeat(self, count: Array, body: Callable[[Array, int], Array], state: Array) -> Array:
         if count.device.type == "meta":  # no values, so no count: one pass gives the shape
@@ -141,3 +205,27 @@ class TorchBackend(NativeScatter):
         target = x if in_place else x.clone()
         target[key] = values
         return target
+
+
+def _as_signed(value: Any, signed: torch.dtype) -> Any:
+    """An unsigned tensor or Python int as the same bits of the signed type ``signed``."""
+    if isinstance(value, torch.Tensor):
+        return value.view(signed) if value.dtype in _SIGNED_OF_UNSIGNED else value
+    bits = torch.iinfo(signed).bits
+    return value - 2**bits if value >= 2 ** (bits - 1) else value
+
+
+def _unsigned_power(base: Array, exponent: Array) -> Array:
+    """``base ** exponent`` for torch's unsigned types wider than uint8, which have no
+    ``pow``: computed in int64, exact modulo 2**bits once cast back.
+
+    uint16 and uint32 are widened. uint64 is seen as int64, where exponents of 2**63 or
+    more turn negative; such an ``e`` becomes ``e % 2**62 + 2**62``, which gives the same
+    power modulo 2**64 (odd bases: their powers repeat with period dividing 2**62; even
+    bases: both powers are 0).
+    """
+    if base.dtype != torch.uint64:
+        return torch.pow(base.to(torch.int64), exponent.to(torch.int64))
+    exponent = exponent.view(torch.int64)
+    same_power = (exponent & (2**62 - 1)) | 2**62
+    return torch.pow(base.view(torch.int64), torch.where(exponent < 0, same_power, exponent))
