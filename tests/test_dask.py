@@ -66,6 +66,45 @@ def test_numpy_indices_leave_out_pairs_that_cannot_meet():
     np.testing.assert_array_equal(result.compute(scheduler="sync"), expected)
 
 
+def unaligned(a: np.ndarray) -> np.ndarray:
+    """A copy of ``a`` one byte past an aligned address, as ``distributed`` can hand a task
+    an array that came from another worker."""
+    out = np.zeros(a.nbytes + 1, np.uint8)[1:].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    assert not out.flags.aligned
+    return out
+
+
+@pytest.mark.parametrize("update_computation", ["add", None])
+def test_unaligned_chunks_give_the_same_values_and_stay_unwritten(update_computation):
+    table, rows, updates = unaligned(TABLE), unaligned(ROWS), unaligned(UPDATES)
+    kwargs = {"update_computation": update_computation} if update_computation else {}
+    with dask.config.set(scheduler=_no_compute):
+        result = indexops.scatter(
+            chunked(table, (5, 2)), chunked(rows, (3, 1)), chunked(updates, (3, 2)),
+            **ROW_SCATTER, **kwargs,
+        )  # fmt: skip
+    expected = indexops.scatter(TABLE, ROWS, UPDATES, **ROW_SCATTER, **kwargs)
+    np.testing.assert_array_equal(result.compute(scheduler="sync"), expected)
+    np.testing.assert_array_equal(table, TABLE)
+
+
+def test_a_chain_result_arriving_unaligned_is_copied_once_and_written_right():
+    from indexops._backends._dask_graph import _apply_piece
+    from indexops._combiners import resolve
+
+    chunk = unaligned(TABLE)
+    piece = (unaligned(np.array([3, 3, 0])), unaligned(UPDATES[:3]))
+    written = _apply_piece(
+        chunk, piece, first=False, combiner=resolve("scatter", np, "add"), generic=False
+    )
+    expected = TABLE.copy()
+    np.add.at(expected, piece[0], UPDATES[:3])
+    np.testing.assert_array_equal(written, expected)
+    assert written.flags.aligned  # later links of the chain write into it at full speed
+    assert written.flags.writeable
+
+
 def test_chunks_along_every_dim_of_a_3d_operand():
     operand = np.arange(60, dtype=np.int64).reshape(3, 4, 5)
     starts = np.array([[2, 1], [0, 3], [2, 1], [5, 0]])  # a duplicate and one out of bounds
