@@ -43,22 +43,13 @@ class WindowPlan:
     row_count: int  # rows moved: one per batch position and head window position
     row_axes: tuple[int, ...]  # batch and head window axes, in the op layout's order
     layout_to_rows: tuple[int, ...]  # op layout -> [head axes in layout order, tail axes]
+    # each row number is the one start clamped to [0, head rows - 1]: one start, stepping
+    # one row, windows one row tall (e.g. operand[rows]), so a clipping take can clamp it
+    rows_are_clamped_starts: bool
 
     @property
     def window_shape(self) -> tuple[int, ...]:
         return self.intermediate_shape[len(self.batch_shape) :]
-
-    @property
-    def rows_are_clamped_starts(self) -> bool:
-        """Whether each row number is its one start clamped to ``[0, rows - 1]``: one start
-        per window, stepping one row, a window one row tall (e.g. ``operand[rows]``)."""
-        return (
-            len(self.start_map) == 1
-            and not self.batching_pairs
-            and not self.head_window_dims
-            and self.head_strides[self.start_map[0]] == 1
-            and self.start_limits[0] == self.rows_shape[0] - 1
-        )
 
     @property
     def rows_batch_shape(self) -> tuple[int, ...]:
@@ -99,6 +90,9 @@ def make_plan(
     heads = len(batch_shape) + len(head_window_dims)
     head = [a for a, axis in enumerate(to_layout) if axis < heads]
     tail = [a for a, axis in enumerate(to_layout) if axis >= heads]
+    head_rows = math.prod(operand_shape[:tail_start])
+    head_strides = tuple(math.prod(operand_shape[d + 1 : tail_start]) for d in range(tail_start))
+    start_limits = tuple(operand_shape[d] - window_sizes[d] for d in start_map)
     return WindowPlan(
         operand_shape=operand_shape,
         index_shape=index_shape,
@@ -111,16 +105,20 @@ def make_plan(
         tail_start=tail_start,
         batch_shape=batch_shape,
         intermediate_shape=batch_shape + tuple(window_sizes[d] for d in window_dims),
-        rows_shape=(
-            math.prod(operand_shape[:tail_start]),
-            math.prod(operand_shape[tail_start:]),
-        ),
+        rows_shape=(head_rows, math.prod(operand_shape[tail_start:])),
         head_window_dims=head_window_dims,
-        head_strides=tuple(math.prod(operand_shape[d + 1 : tail_start]) for d in range(tail_start)),
-        start_limits=tuple(operand_shape[d] - window_sizes[d] for d in start_map),
+        head_strides=head_strides,
+        start_limits=start_limits,
         row_count=math.prod(batch_shape) * math.prod([window_sizes[d] for d in head_window_dims]),
         row_axes=tuple(axis for axis in to_layout if axis < heads),
         layout_to_rows=tuple(head + tail),
+        rows_are_clamped_starts=(
+            len(start_map) == 1
+            and not batching_pairs
+            and not head_window_dims
+            and head_strides[start_map[0]] == 1
+            and start_limits[0] == head_rows - 1
+        ),
     )
 
 
