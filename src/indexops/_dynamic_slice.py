@@ -8,13 +8,15 @@ a one-window gather or scatter (or by the library's own op, ``jax.lax.dynamic_sl
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._args import as_tuple, index_ints, index_items
 from ._backends import Backend, backend_for, is_array
 from ._cache import static_cache
+from ._calls import Executor, executor, int_tuples, signature
 from ._combiners import REPLACE
 from ._copy import writes_in_place
 from ._errors import type_error, value_error
@@ -66,6 +68,14 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
     array([[2, 3],
            [6, 7]])
     """
+    given = int_tuples(start_indices, slice_sizes)
+    key = None if given is None else signature((SLICE, len(given[0]), given[1]), operand)
+    if given is not None and key is not None:  # constant starts: a basic slice
+        starts, sizes = given
+        window = executor(
+            key, lambda: _prepare_window(SLICE, operand, starts, sizes, "slice_sizes", ("C2", "C4"))
+        )
+        return operand[window(starts)]
     backend = backend_for(SLICE, operand=operand)
     sizes = as_tuple(SLICE, "slice_sizes", slice_sizes)
     shape = tuple(operand.shape)
@@ -127,7 +137,42 @@ def dynamic_update_slice(
            [0, 0, 0, 0],
            [0, 0, 0, 0]])
     """
+    given = int_tuples(start_indices)
+    key = None if given is None else signature((UPDATE, len(given[0])), operand, update)
+    if given is not None and key is not None:
+        starts = given[0]
+        run = executor(key, lambda: _prepare_update(operand, update, starts))
+        return run(operand, update, starts, copy)
+    return _update_at(operand, update, start_indices, copy)
+
+
+def _prepare_update(operand: Array, update: Array, starts: tuple[int, ...]) -> Executor:
+    """Validate an update at Python-int starts: its executor."""
     backend = backend_for(UPDATE, operand=operand, update=update)
+    _check_update(operand, update)
+    sizes = tuple(update.shape)
+    window = _prepare_window(UPDATE, operand, starts, sizes, "update.shape", ("C4", "C6"))
+    return functools.partial(_update_window, backend, window, math.prod(sizes) == 0)
+
+
+def _update_window(
+    backend: Backend,
+    window: Callable[[tuple[int, ...]], tuple[slice, ...]],
+    empty: bool,
+    operand: Array,
+    update: Array,
+    starts: tuple[int, ...],
+    copy: bool | None,
+) -> Array:
+    """Assign ``update`` to the window at Python-int ``starts``."""
+    in_place = writes_in_place(backend, UPDATE, operand, copy, name="operand")
+    if empty:
+        return operand if in_place else backend.copy(operand)
+    return backend.assign_window(operand, window(starts), update, in_place=in_place)
+
+
+def _check_update(operand: Array, update: Array) -> None:
+    """``update`` of ``operand``'s dtype and rank (C2, C3)."""
     if update.dtype != operand.dtype:
         raise type_error(
             UPDATE,
@@ -140,6 +185,12 @@ def dynamic_update_slice(
         raise value_error(
             UPDATE, "update.shape", tuple(update.shape), f"rank {operand.ndim} like operand", "C3"
         )
+
+
+def _update_at(operand: Array, update: Array, start_indices: Any, copy: bool | None) -> Array:
+    """:func:`dynamic_update_slice` for starts of any form (arrays included)."""
+    backend = backend_for(UPDATE, operand=operand, update=update)
+    _check_update(operand, update)
     sizes, shape = tuple(update.shape), tuple(operand.shape)
     starts = _starts(backend, UPDATE, operand, start_indices)
     _check_window(UPDATE, shape, starts, sizes, "update.shape", ("C4", "C6"))
@@ -159,6 +210,22 @@ def dynamic_update_slice(
     return write_rows(
         backend, operand, plan.rows_shape, rows, values, REPLACE, in_place=in_place, unique=True
     )
+
+
+def _prepare_window(
+    op: str,
+    operand: Array,
+    starts: tuple[int, ...],
+    sizes: tuple[int, ...],
+    sizes_name: str,
+    rules: tuple[str, str],
+) -> Callable[[tuple[int, ...]], tuple[slice, ...]]:
+    """Validate Python-int starts and sizes against ``operand``: the function from starts
+    to the window's basic-index key (the starts' values are not part of the check)."""
+    backend_for(op, operand=operand)
+    shape = tuple(operand.shape)
+    _check_window(op, shape, starts, sizes, sizes_name, rules)
+    return functools.partial(_window, shape=shape, sizes=sizes)
 
 
 def _starts(backend: Backend, op: str, operand: Array, start_indices: Any) -> tuple[Any, ...]:

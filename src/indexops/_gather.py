@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._args import as_int, as_tuple, check_integer_array, check_scalar, scalar_range
 from ._backends import Backend, backend_for, is_array
 from ._cache import static_cache
+from ._calls import Executor, executor, plain_ints, signature
 from ._checks import (
     check_at_most_one,
     check_batching_dims,
@@ -26,6 +28,7 @@ from ._starts import (
     clamp_columns,
     row_numbers,
     start_columns,
+    to_index,
     windows_in_bounds,
 )
 from ._typing import Array
@@ -106,38 +109,100 @@ def gather(
     array([[1, 4, 7],
            [3, 6, 9]])
     """
+    attributes = (
+        offset_dims,
+        collapsed_slice_dims,
+        start_index_map,
+        index_vector_dim,
+        slice_sizes,
+        operand_batching_dims,
+        start_indices_batching_dims,
+    )
+    flat: tuple[Any, ...]
+    try:
+        flat = (*offset_dims, *collapsed_slice_dims, *start_index_map, index_vector_dim)
+        flat += (*slice_sizes, *operand_batching_dims, *start_indices_batching_dims)
+    except TypeError:  # not sequences: the validating path names the argument
+        flat = (None,)
+    key = signature((OP, mode, *attributes), operand, start_indices) if plain_ints(flat) else None
+    run = executor(key, lambda: _prepare(operand, start_indices, attributes, mode))
+    return run(operand, start_indices, fill_value)
+
+
+def _prepare(
+    operand: Array, start_indices: Array, attributes: tuple[Any, ...], mode: str | GatherMode
+) -> Executor:
+    """Validate a call (every StableHLO constraint) and plan it: its executor."""
     backend = backend_for(OP, operand=operand, start_indices=start_indices)
     check_integer_array(OP, "start_indices", start_indices)
-    mode = GatherMode.parse(OP, mode)
+    parsed = GatherMode.parse(OP, mode)
+    offset, collapsed, start_map, vector_dim, sizes, operand_batching, index_batching = attributes
     plan = _plan(
         tuple(operand.shape),
         tuple(start_indices.shape),
-        as_tuple(OP, "offset_dims", offset_dims),
-        as_tuple(OP, "collapsed_slice_dims", collapsed_slice_dims),
-        as_tuple(OP, "start_index_map", start_index_map),
-        as_int(OP, "index_vector_dim", index_vector_dim),
-        as_tuple(OP, "slice_sizes", slice_sizes),
-        as_tuple(OP, "operand_batching_dims", operand_batching_dims),
-        as_tuple(OP, "start_indices_batching_dims", start_indices_batching_dims),
+        as_tuple(OP, "offset_dims", offset),
+        as_tuple(OP, "collapsed_slice_dims", collapsed),
+        as_tuple(OP, "start_index_map", start_map),
+        as_int(OP, "index_vector_dim", vector_dim),
+        as_tuple(OP, "slice_sizes", sizes),
+        as_tuple(OP, "operand_batching_dims", operand_batching),
+        as_tuple(OP, "start_indices_batching_dims", index_batching),
     )
-    fill = _fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
-    return _execute(backend, plan, operand, start_indices, mode, fill)
+    if 0 in plan.intermediate_shape:  # nothing to read: even an empty operand will do
+        return functools.partial(_empty, backend, plan, parsed)
+    if (
+        plan.rows_are_clamped_starts
+        and parsed is not GatherMode.FILL
+        and backend.for_indices(start_indices) is backend
+    ):
+        take = backend.take_rows_clipped if parsed is GatherMode.CLIP else backend.take_rows
+        return functools.partial(_take_rows, backend, plan, take)
+    return functools.partial(_execute, backend, plan, parsed)
+
+
+def _empty(
+    backend: Backend,
+    plan: WindowPlan,
+    mode: GatherMode,
+    operand: Array,
+    indices: Array,
+    fill_value: Any,
+) -> Array:
+    """The empty result of a gather with a zero-size batch or window."""
+    xp = backend.xp
+    if mode is GatherMode.FILL:
+        _fill_scalar(backend, operand.dtype, fill_value)  # checked all the same
+    rows = backend.arange(0, backend.index_dtype(), operand)
+    empty = backend.take_rows(xp.reshape(operand, plan.rows_shape), rows)
+    return backend.permute_dims(xp.reshape(empty, plan.intermediate_shape), plan.to_layout)
+
+
+def _take_rows(
+    backend: Backend,
+    plan: WindowPlan,
+    take: Callable[[Array, Array], Array],
+    operand: Array,
+    indices: Array,
+    fill_value: Any,
+) -> Array:
+    """:func:`_execute` for plans whose start is the row number (``operand[rows]``,
+    clipped or promised in bounds): the index array, flat, is the rows to take."""
+    rows = to_index(backend, backend.reshape(indices, (-1,)))
+    windows = take(backend.reshape(operand, plan.rows_shape), rows)
+    return backend.permute_dims(backend.reshape(windows, plan.intermediate_shape), plan.to_layout)
 
 
 def _execute(
     backend: Backend,
     plan: WindowPlan,
+    mode: GatherMode,
     operand: Array,
     indices: Array,
-    mode: GatherMode,
-    fill: Any,
+    fill_value: Any,
 ) -> Array:
     """Read the windows: clamp or mask the starts, take their rows, lay them out."""
     xp = backend.xp
-    if 0 in plan.intermediate_shape:  # nothing to read: even an empty operand will do
-        rows = backend.arange(0, backend.index_dtype(), operand)
-        empty = backend.take_rows(xp.reshape(operand, plan.rows_shape), rows)
-        return backend.permute_dims(xp.reshape(empty, plan.intermediate_shape), plan.to_layout)
+    fill = _fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
     on_indices = backend.for_indices(indices)
     columns = start_columns(on_indices, plan, indices)
     inside = None

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._args import as_int, as_tuple, check_integer_array
 from ._backends import Backend, backend_for
 from ._cache import static_cache
+from ._calls import Executor, executor, plain_ints, signature
 from ._checks import (
     check_batching_dims,
     check_index_vector_dim,
@@ -30,6 +32,7 @@ from ._starts import (
     rows_in_bounds,
     safe_columns,
     start_columns,
+    to_index,
     windows_in_bounds,
 )
 from ._typing import Array
@@ -123,29 +126,69 @@ def scatter(
            [0., 0.],
            [1., 1.]])
     """
+    attributes = (
+        update_window_dims,
+        inserted_window_dims,
+        scatter_dims_to_operand_dims,
+        index_vector_dim,
+        input_batching_dims,
+        scatter_indices_batching_dims,
+    )
+    flat: tuple[Any, ...]
+    try:
+        flat = (*update_window_dims, *inserted_window_dims, *scatter_dims_to_operand_dims)
+        flat += (index_vector_dim, *input_batching_dims, *scatter_indices_batching_dims)
+    except TypeError:  # not sequences: the validating path names the argument
+        flat = (None,)
+    static = (OP, mode, update_computation, bool(unique_indices), *attributes)
+    key = (
+        signature(static, input, scatter_indices, updates)
+        if plain_ints(flat) and type(update_computation) in _NAMED_FORMS
+        else None  # a callable is not kept: it may hold on to big arrays
+    )
+    run = executor(
+        key,
+        lambda: _prepare(
+            input, scatter_indices, updates, attributes, update_computation, mode, unique_indices
+        ),
+    )
+    return run(input, scatter_indices, updates, copy)
+
+
+def _prepare(
+    input: Array,
+    scatter_indices: Array,
+    updates: Array,
+    attributes: tuple[Any, ...],
+    update_computation: Any,
+    mode: str | ScatterMode,
+    unique_indices: bool,
+) -> Executor:
+    """Validate a call (every StableHLO constraint) and plan it: its executor."""
     backend = backend_for(OP, input=input, scatter_indices=scatter_indices, updates=updates)
     check_integer_array(OP, "scatter_indices", scatter_indices)
     if updates.dtype != input.dtype:
         raise type_error(
             OP, "updates.dtype", str(updates.dtype), f"the dtype of input ({input.dtype})", "C6"
         )
-    mode = ScatterMode.parse(OP, mode)
+    parsed = ScatterMode.parse(OP, mode)
     combiner = _combiner(backend, input.dtype, update_computation)
+    window_dims, inserted, to_operand, vector_dim, input_batching, index_batching = attributes
     plan = _plan(
         tuple(input.shape),
         tuple(scatter_indices.shape),
         tuple(updates.shape),
-        as_tuple(OP, "update_window_dims", update_window_dims),
-        as_tuple(OP, "inserted_window_dims", inserted_window_dims),
-        as_tuple(OP, "scatter_dims_to_operand_dims", scatter_dims_to_operand_dims),
-        as_int(OP, "index_vector_dim", index_vector_dim),
-        as_tuple(OP, "input_batching_dims", input_batching_dims),
-        as_tuple(OP, "scatter_indices_batching_dims", scatter_indices_batching_dims),
+        as_tuple(OP, "update_window_dims", window_dims),
+        as_tuple(OP, "inserted_window_dims", inserted),
+        as_tuple(OP, "scatter_dims_to_operand_dims", to_operand),
+        as_int(OP, "index_vector_dim", vector_dim),
+        as_tuple(OP, "input_batching_dims", input_batching),
+        as_tuple(OP, "scatter_indices_batching_dims", index_batching),
     )
-    in_place = writes_in_place(backend, OP, input, copy)
-    return _execute(
-        backend, plan, input, scatter_indices, updates, combiner, mode, in_place, unique_indices
-    )
+    return functools.partial(_execute, backend, plan, combiner, parsed, bool(unique_indices))
+
+
+_NAMED_FORMS = frozenset({str, type(None)})
 
 
 def _combiner(backend: Backend, dtype: Any, update_computation: Any) -> Combiner:
@@ -171,18 +214,19 @@ def _combiner(backend: Backend, dtype: Any, update_computation: Any) -> Combiner
 def _execute(
     backend: Backend,
     plan: WindowPlan,
+    combiner: Combiner,
+    mode: ScatterMode,
+    unique_indices: bool,
     input: Array,
     indices: Array,
     updates: Array,
-    combiner: Combiner,
-    mode: ScatterMode,
-    in_place: bool,
-    unique_indices: bool,
+    copy: bool | None,
 ) -> Array:
     """Write the windows: find each update row's target row, then write the rows."""
+    in_place = writes_in_place(backend, OP, input, copy)
     rows, keep = _target_rows(backend.for_indices(indices), plan, indices, mode, input)
     values = backend.permute_dims(updates, plan.layout_to_rows)
-    values = backend.xp.reshape(values, (plan.row_count, plan.rows_shape[1]))
+    values = backend.reshape(values, (plan.row_count, plan.rows_shape[1]))
     return write_rows(
         backend,
         input,
@@ -192,7 +236,7 @@ def _execute(
         combiner,
         in_place=in_place,
         keep=keep,
-        unique=bool(unique_indices),
+        unique=unique_indices,
     )
 
 
@@ -202,6 +246,14 @@ def _target_rows(
     """Target rows in the row-major order of ``updates``, all in range, and which of them
     are kept (``None``: all); dropped rows point at some row in range."""
     xp = backend.xp
+    if plan.rows_are_clamped_starts:  # the flat starts are the rows: skip the arithmetic
+        rows = to_index(backend, backend.reshape(indices, (-1,)))
+        if mode is ScatterMode.PROMISE_IN_BOUNDS:
+            return rows, None
+        if mode is ScatterMode.CLIP:
+            return backend.clip(rows, 0, plan.start_limits[0]), None
+        if backend.values_on_host(rows) and backend.all_in_range(rows, plan.start_limits[0]):
+            return rows, None
     columns = start_columns(backend, plan, indices)
     keep = None
     if mode is ScatterMode.CLIP:

@@ -13,6 +13,7 @@ import functools
 from ._args import as_int, check_integer_array
 from ._backends import Backend, backend_for
 from ._cache import static_cache
+from ._calls import Executor, executor, signature
 from ._combiners import REPLACE
 from ._copy import writes_in_place
 from ._errors import type_error, value_error
@@ -69,6 +70,13 @@ def scatter_update(
     >>> out is cache, cache[1, :, 0].tolist()
     (True, [[0, 0], [1, 1], [0, 0]])
     """
+    key = signature((OP, dim), input, index, src) if type(dim) is int else None
+    run = executor(key, lambda: _prepare(input, dim, index, src))
+    return run(input, index, src, copy)
+
+
+def _prepare(input: Array, dim: int, index: Array, src: Array) -> Executor:
+    """Validate a call: its executor."""
     backend = backend_for(OP, input=input, index=index, src=src)
     dim = as_int(OP, "dim", dim)
     if dim != -2:
@@ -77,8 +85,7 @@ def scatter_update(
     check_integer_array(OP, "index", index)
     if src.dtype != input.dtype:
         raise type_error(OP, "src.dtype", str(src.dtype), f"the dtype of input ({input.dtype})")
-    in_place = writes_in_place(backend, OP, input, copy)
-    return _execute(backend, rows_shape, input, index, src, in_place)
+    return functools.partial(_execute, backend, rows_shape)
 
 
 @static_cache()
@@ -131,11 +138,12 @@ def _execute(
     input: Array,
     index: Array,
     src: Array,
-    in_place: bool,
+    copy: bool | None,
 ) -> Array:
     """Each token's row into its slot's row; padding and bad slots are skipped."""
+    in_place = writes_in_place(backend, OP, input, copy)
     rows, keep = _slots(backend.for_indices(index), index, rows_shape[0])
-    values = backend.xp.reshape(src, (rows.shape[0], rows_shape[1]))
+    values = backend.reshape(src, (rows.shape[0], rows_shape[1]))
     return write_rows(
         backend, input, rows_shape, rows, values, REPLACE, in_place=in_place, keep=keep
     )
@@ -150,13 +158,13 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
     outside ``input``.
     """
     xp = backend.xp
-    rows = xp.reshape(to_index(backend, index), (-1,))
+    rows = backend.reshape(to_index(backend, index), (-1,))
     if rows.shape[0] == 0:
         return rows, None
     if backend.values_on_host(rows):
-        keep = (rows >= 0) & (rows < slots)
-        if bool(xp.all(keep)):
+        if backend.all_in_range(rows, slots - 1):
             return rows, None  # the common case costs one read
+        keep = (rows >= 0) & (rows < slots)
         if bool(xp.any(rows >= slots)):
             raise _past_the_end(backend, index, rows, slots)
         return rows, keep

@@ -16,12 +16,14 @@ called: Python ints, or arrays read on the host (a traced array is a clear error
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, NamedTuple
 
 from ._args import index_ints
 from ._backends import Backend, backend_for
 from ._cache import static_cache
+from ._calls import Executor, executor, int_tuples, signature
 from ._copy import writes_in_place
 from ._errors import type_error, value_error
 from ._typing import Array
@@ -104,6 +106,14 @@ def slice_scatter(
     array([[10.,  1., 20.,  3., 30.],
            [40.,  6., 50.,  8., 60.]])
     """
+    given = int_tuples(start, stop, step) if axes is None else int_tuples(start, stop, step, axes)
+    key = None if given is None else signature((OP, axes is None, given), data, updates)
+    run = executor(key, lambda: _prepare(data, updates, start, stop, step, axes))
+    return run(data, updates, copy)
+
+
+def _prepare(data: Array, updates: Array, start: Any, stop: Any, step: Any, axes: Any) -> Executor:
+    """Validate a call and lower its attributes to slices: its executor."""
     backend = backend_for(OP, data=data, updates=updates)
     _check_arrays(data, updates)
     plan = _plan(
@@ -117,8 +127,7 @@ def slice_scatter(
         raise value_error(
             OP, "updates.shape", tuple(updates.shape), f"exactly the slice shape {plan.shape}"
         )
-    in_place = writes_in_place(backend, OP, data, copy, name="data")
-    return _execute(backend, data, updates, plan, in_place)
+    return functools.partial(_execute, backend, plan)
 
 
 def _check_arrays(data: Array, updates: Array) -> None:
@@ -220,9 +229,10 @@ def _positive_slice(first: int, count: int, step: int) -> slice:
 
 
 def _execute(
-    backend: Backend, data: Array, updates: Array, plan: SlicePlan, in_place: bool
+    backend: Backend, plan: SlicePlan, data: Array, updates: Array, copy: bool | None
 ) -> Array:
     """One strided assignment into ``data`` itself or into a copy."""
+    in_place = writes_in_place(backend, OP, data, copy, name="data")
     if math.prod(plan.shape) == 0:
         return data if in_place else backend.copy(data)
     if plan.flip_axes:

@@ -161,3 +161,8 @@ def device_paths() -> contextlib.AbstractContextManager[None]:
     For tests: they run the sync-free paths with real values on the CPU. Not thread-safe.
     """
     return _overriding("device")
+
+
+def override_active() -> bool:
+    """Whether a ``generic_only()`` or ``device_paths()`` block is active."""
+    return _override is not None

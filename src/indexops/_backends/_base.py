@@ -8,6 +8,7 @@ rows are written with a sort, ``searchsorted`` and ``where``.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -17,6 +18,8 @@ import array_api_compat as compat
 from .._cache import static_cache
 from .._combiners import Combiner, Named
 from .._typing import Array
+
+_IDENTITY_PERMUTATIONS = frozenset(tuple(range(n)) for n in range(65))
 
 
 class ValuesUnknown(Exception):
@@ -162,6 +165,12 @@ class Backend:
     def full(self, shape: tuple[int, ...], value: Any, dtype: Any, like: Array) -> Array:
         return self.xp.full(shape, value, dtype=dtype, device=self.device(like))
 
+    def all_in_range(self, x: Array, high: int) -> bool:
+        """Whether every entry of the integer array ``x`` lies in ``[0, high]``, read on
+        the host (only for values on the host)."""
+        xp = self.xp
+        return bool((xp.min(x) >= 0) & (xp.max(x) <= high)) if math.prod(x.shape) else True
+
     def clip(self, x: Array, low: int | None, high: int | None) -> Array:
         """``x`` clipped to Python-int bounds (either may be None)."""
         return self.xp.clip(x, min=low, max=high)
@@ -179,9 +188,14 @@ class Backend:
         work on every dtype that the library's arrays hold."""
         return getattr(self.xp, name)
 
+    def reshape(self, x: Array, shape: tuple[int, ...]) -> Array:
+        """``xp.reshape``; libraries override it with their own method where the
+        namespace function costs microseconds more."""
+        return self.xp.reshape(x, shape)
+
     def permute_dims(self, x: Array, axes: tuple[int, ...]) -> Array:
         """``xp.permute_dims``, skipped for the identity (a call costs microseconds)."""
-        if all(axis == position for position, axis in enumerate(axes)):
+        if axes in _IDENTITY_PERMUTATIONS:
             return x
         return self.xp.permute_dims(x, axes)
 

@@ -68,6 +68,16 @@ class NumpyBackend(NativeScatter):
             x = np.maximum(x, low)
         return x if high is None else np.minimum(x, high)
 
+    def all_in_range(self, x: Array, high: int) -> bool:
+        if x.size == 0:
+            return True
+        if x.dtype.kind == "i":  # negatives read as unsigned are above every bound
+            x = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+        return high >= 0 and int(np.maximum.reduce(x, axis=None)) <= high
+
+    def reshape(self, x: Array, shape: tuple[int, ...]) -> Array:
+        return x.reshape(shape)
+
     def take_rows(self, table: Array, rows: Array) -> Array:
         return np.take(table, rows, axis=0)
 

@@ -1,0 +1,83 @@
+"""Executors per call signature: the work of a call that no value decides, done once.
+
+A call's *signature* is what its validation and planning depend on: the array types,
+shapes and dtypes and the attributes as given. The first call with a signature validates
+everything and builds an *executor*, a function of the arrays (and of the arguments that
+stay per call, such as ``copy``) that does only the array work; later calls with the same
+signature look it up and run it. Small calls (a few rows) spend most of their time in
+Python, so this is what makes them cheap.
+
+The table is bypassed while ``torch.compile`` traces (Dynamo traces the plain function
+and constant-folds the planning) and inside the backend test overrides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from . import _backends
+from ._cache import torch_is_compiling
+
+Executor = Callable[..., Any]
+
+MAX_SIGNATURES = 512
+
+_EXECUTORS: dict[Hashable, Executor] = {}
+
+
+def executor(signature: Hashable | None, build: Callable[[], Executor]) -> Executor:
+    """The executor of ``signature``, built by ``build()`` (which validates the call and
+    raises its errors) the first time it is seen.
+
+    ``signature`` must determine everything ``build`` decides. ``None`` or an unhashable
+    one (an attribute given as a list) is built every time, as is every call while
+    ``torch.compile`` traces or a backend override is active.
+    """
+    if signature is None or _backends.override_active() or torch_is_compiling():
+        return build()
+    try:
+        found = _EXECUTORS.get(signature)
+    except TypeError:
+        return build()
+    if found is None:
+        found = build()
+        if len(_EXECUTORS) >= MAX_SIGNATURES:  # forget the oldest signature
+            _EXECUTORS.pop(next(iter(_EXECUTORS), None), None)
+        _EXECUTORS[signature] = found
+    return found
+
+
+def signature(static: tuple[Any, ...], *arrays: Any) -> tuple[Any, ...] | None:
+    """A call's signature: its ``static`` arguments and each array's type, shape and
+    dtype; ``None`` where an argument is not an array (the validating path then names
+    it)."""
+    try:
+        return (*static, *[(type(x), x.shape, x.dtype) for x in arrays])
+    except AttributeError:
+        return None
+
+
+def plain_ints(values: tuple[Any, ...]) -> bool:
+    """Whether every entry of ``values`` (the call's attributes, flattened) is an int.
+
+    Signatures compare attributes by value, and ``True == 1 == 1.0``: a call whose
+    attributes are not plain ints takes the validating path every time, so its errors
+    never depend on what was called before.
+    """
+    return _INT.issuperset(map(type, values))
+
+
+_INT = frozenset({int})
+
+
+def int_tuples(*sequences: Any) -> tuple[tuple[int, ...], ...] | None:
+    """``sequences`` as tuples where each is a tuple or list of plain ints (the common
+    form of 1-D index arguments given as constants), else None."""
+    if not _SEQUENCES.issuperset(map(type, sequences)):
+        return None
+    tuples = tuple(map(tuple, sequences))
+    return tuples if plain_ints(sum(tuples, ())) else None
+
+
+_SEQUENCES = frozenset({tuple, list})

@@ -1,0 +1,113 @@
+"""Executors per call signature: a repeated call skips validation and planning, and that
+never changes what a call returns or which error it raises."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import ROW_SCATTER
+
+import indexops
+from indexops import IndexOpsTypeError, IndexOpsValueError, _calls
+
+GATHER_ROWS = dict(
+    offset_dims=(1,),
+    collapsed_slice_dims=(0,),
+    start_index_map=(0,),
+    index_vector_dim=1,
+    slice_sizes=(1, 3),
+)
+
+
+def table() -> np.ndarray:
+    return np.arange(12.0).reshape(4, 3)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"offset_dims": (True,)},
+        {"offset_dims": (1.0,)},
+        {"index_vector_dim": 1.0},
+        {"slice_sizes": (True, 3)},
+        {"collapsed_slice_dims": [0.0]},
+    ],
+)
+def test_attributes_equal_to_valid_ints_are_refused_after_a_valid_call(bad):
+    # True == 1 and 1.0 == 1: a signature lookup alone would accept them
+    rows = np.array([[1], [3]])
+    indexops.gather(table(), rows, **GATHER_ROWS)
+    with pytest.raises(IndexOpsTypeError):
+        indexops.gather(table(), rows, **(GATHER_ROWS | bad))
+
+
+def test_scatter_attributes_equal_to_valid_ints_are_refused_after_a_valid_call():
+    rows, ones = np.array([[1], [3]]), np.ones((2, 3))
+    indexops.scatter(table(), rows, ones, **ROW_SCATTER)
+    with pytest.raises(IndexOpsTypeError):
+        indexops.scatter(table(), rows, ones, **(ROW_SCATTER | {"index_vector_dim": True}))
+
+
+def test_per_call_arguments_are_checked_on_every_call():
+    rows = np.array([[1], [3]])
+    indexops.gather(table(), rows, **GATHER_ROWS, mode="fill", fill_value=0.5)
+    with pytest.raises(IndexOpsTypeError, match="fill_value"):
+        indexops.gather(table(), rows, **GATHER_ROWS, mode="fill", fill_value=True)
+    frozen = table()
+    frozen.flags.writeable = False
+    ones = np.ones((2, 3))
+    indexops.scatter(frozen, rows, ones, **ROW_SCATTER, copy=True)
+    with pytest.raises(IndexOpsValueError, match="copy"):
+        indexops.scatter(frozen, rows, ones, **ROW_SCATTER, copy=False)
+    with pytest.raises(IndexOpsTypeError, match="copy"):
+        indexops.scatter(table(), rows, ones, **ROW_SCATTER, copy=1)
+    cache = np.zeros((4, 3))
+    indexops.scatter_update(cache, -2, np.array([[0, 1]]), np.ones((2, 3)))
+    with pytest.raises(IndexOpsValueError, match="slot below 4"):
+        indexops.scatter_update(cache, -2, np.array([[0, 4]]), np.ones((2, 3)))
+    assert cache.sum() == 6  # the refused call wrote nothing
+
+
+def test_values_are_read_on_every_call():
+    # the signature holds shapes, never values: the same signature, other rows
+    rows = np.array([[0], [1]])
+    first = indexops.gather(table(), rows, **GATHER_ROWS)
+    rows[:] = [[3], [7]]  # 7 is clipped to the last row
+    second = indexops.gather(table(), rows, **GATHER_ROWS)
+    np.testing.assert_array_equal(first, table()[[0, 1]])
+    np.testing.assert_array_equal(second, table()[[3, 3]])
+    out = np.zeros(10)
+    indexops.slice_scatter(out, np.ones(5), [0], [10], [2], copy=False)
+    indexops.dynamic_update_slice(out, np.full(2, 7.0), (8,), copy=False)
+    np.testing.assert_array_equal(out, [1, 0, 1, 0, 1, 0, 1, 0, 7, 7])
+    np.testing.assert_array_equal(indexops.dynamic_slice(out, (-5,), (3,)), [1, 0, 1])
+    np.testing.assert_array_equal(indexops.dynamic_slice(out, (9,), (3,)), [0, 7, 7])
+
+
+def test_callable_combiners_and_unhashable_attributes_are_not_kept():
+    rows, ones = np.array([[1], [1]]), np.ones((2, 3))
+    before = len(_calls._EXECUTORS)
+    for _ in range(3):  # a new function each time, as a lambda in a loop would be
+        result = indexops.scatter(
+            table(), rows, ones, **ROW_SCATTER, update_computation=lambda a, b: a - b
+        )
+        np.testing.assert_array_equal(result[1], [1.0, 2.0, 3.0])
+    as_lists = {key: list(value) if isinstance(value, tuple) else value
+                for key, value in GATHER_ROWS.items()}  # fmt: skip
+    indexops.gather(table(), rows, **as_lists)
+    assert len(_calls._EXECUTORS) == before
+
+
+def test_the_table_is_bounded(monkeypatch):
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    monkeypatch.setattr(_calls, "MAX_SIGNATURES", 4)
+    for n in range(1, 10):
+        got = indexops.dynamic_slice(np.arange(n + 1), (0,), (n,))
+        np.testing.assert_array_equal(got, np.arange(n))
+    assert len(_calls._EXECUTORS) == 4
+
+
+def test_signature_of_non_arrays_is_none():
+    assert _calls.signature(("op",), np.zeros(2), [1, 2]) is None
+    with pytest.raises(IndexOpsTypeError, match="operand"):
+        indexops.gather([[1.0, 2.0]], np.array([[0]]), **GATHER_ROWS)
