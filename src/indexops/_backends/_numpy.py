@@ -69,14 +69,10 @@ class NumpyBackend(NativeScatter):
         return x if high is None else np.minimum(x, high)
 
     def all_in_range(self, x: Array, high: int) -> bool:
-        if x.size == 0:
-            return True
-        if x.dtype.kind == "i":  # negatives read as unsigned are above every bound
-            x = x.view(np.dtype(f"u{x.dtype.itemsize}"))
-        return high >= 0 and int(np.maximum.reduce(x, axis=None)) <= high
+        return all_in_range(x, high)
 
     def reshape(self, x: Array, shape: tuple[int, ...]) -> Array:
-        return x.reshape(shape)
+        return x if x.shape == shape else x.reshape(shape)
 
     def take_rows(self, table: Array, rows: Array) -> Array:
         return np.take(table, rows, axis=0)
@@ -114,6 +110,15 @@ class NumpyBackend(NativeScatter):
             elements = rows[start : start + chunk, None] * width + columns
             ufunc.at(flat, elements.reshape(-1), _as_elements(values[start : start + chunk], pair))
         return table
+
+
+def all_in_range(x: np.ndarray, high: int) -> bool:
+    """Whether every entry of the integer array ``x`` lies in ``[0, high]``: one reduction."""
+    if x.size == 0:
+        return True
+    if x.dtype.kind == "i":  # negatives read as unsigned are above every bound
+        x = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    return high >= 0 and int(np.maximum.reduce(x, axis=None)) <= high
 
 
 @static_cache(maxsize=64)

@@ -19,6 +19,7 @@ import torch
 from .._combiners import Named
 from .._typing import Array
 from ._base import NativeScatter, ValuesUnknown
+from ._numpy import all_in_range
 
 torch_is_compiling = torch.compiler.is_compiling
 _REDUCE = {Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
@@ -109,6 +110,14 @@ class TorchBackend(NativeScatter):
 
     def copy(self, x: Array) -> Array:
         return x.clone()
+
+    def all_in_range(self, x: Array, high: int) -> bool:
+        # on the host: NumPy reads the shared memory in one reduction (tensor reductions
+        # and comparisons cost 10 us on small index arrays)
+        return all_in_range(x.numpy(), high)
+
+    def reshape(self, x: Array, shape: tuple[int, ...]) -> Array:
+        return x if x.shape == shape else x.reshape(shape)
 
     def take_rows(self, table: Array, rows: Array) -> Array:
         """``index_select``; for big gathers on the host, NumPy's ``take`` (see
