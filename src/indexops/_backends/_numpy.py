@@ -30,12 +30,12 @@ _ADD_IN_PAIRS: dict[np.dtype, np.dtype] = {
 
 # Float add as a sparse-matrix product (scipy, imported when first needed): a compiled loop
 # of one row add per update, where ufunc.at pays per element. It pays for scipy's call
-# (about 20 us) and for its dense [n, d] result from k*d = 2**15 updated elements, with
-# d >= 3 (at d <= 2 ufunc.at runs on one flat element per row, as fast) and no more table
-# rows than updates (a table much larger than the updates costs more in the dense pass
-# than is saved). Against the complex pairs, float32 and float64, d in {3, 4, 8, 16, 64,
-# 256}, k/n 1 to 4: 0.7-0.9x at 2**15 elements, 0.2-0.7x from 2**16 to 2**24 (0.97-1.17x
-# in three of 24 float64 cases at k = n); d = 1 or 2: 1.3-12x slower at any size
+# (about 20 us) and its dense [n, d] result from k*d = 2**15 updated elements, with d >= 3
+# and no more table rows n than updates k. Against the complex pairs (float32 and float64,
+# d in {3, 4, 8, 16, 64, 256}, k/n 1 to 4, 2 runs on a busy machine): 0.79-1.17x at 2**14
+# elements, 0.70-0.86x at 2**15, mostly 0.2-0.7x from 2**16 to 2**24 (0.9-1.8x in 4 of 24
+# cases at k <= 2n, 2**22 elements); 1.2-2.3x with n = 4k from 2**22 elements (the dense
+# pass); 1.3-12x at d = 1 or 2 at every size (ufunc.at then runs on one element per row)
 _SPARSE_MIN_ELEMENTS = 2**15
 _SPARSE_MIN_WIDTH = 3
 
@@ -161,7 +161,7 @@ def _sparse_product_pays(table: Array, rows: Array, values: Array) -> bool:
         and table.shape[0] <= count
         and _scipy_sparse() is not None
         # scipy does not check: a row outside the table would write outside its memory
-        and 0 <= int(rows.min())
+        and int(rows.min()) >= 0
         and int(rows.max()) < table.shape[0]
     )
 
@@ -182,9 +182,9 @@ def _add_by_sparse_product(table: Array, rows: Array, values: Array) -> Array:
 
     Column ``j`` of the [n, k] matrix holds one entry, at row ``rows[j]``, so the product
     sums each row's updates in their order; adding the sums is a reassociation of the
-    sequence. The entries are -1 and the negated sums are subtracted: scipy's sums start
-    from +0.0, so the negated ones are the sums started from -0.0, the identity of float
-    add, and rows written with -0.0 only (or not at all) keep a -0.0. One difference in
+    sequence. The entries are -1 and the negated sums are subtracted, so that a -0.0 not
+    written, or written with -0.0 only, stays -0.0: scipy's sums start from +0.0, and
+    ``t - (+0.0)`` is ``t`` where ``t + (+0.0)`` turns -0.0 into +0.0. One difference in
     signed zeros remains: a -0.0 whose updates sum to exactly zero, not all of them -0.0
     (a single +0.0, or x and -x), stays -0.0 where the sequence gives +0.0. Multiplying
     by -1 is exact, infinities and NaNs included; complex numbers must not come here
