@@ -32,10 +32,11 @@ _ADD_IN_PAIRS: dict[np.dtype, np.dtype] = {
 # of one row add per update, where ufunc.at pays per element. It pays for scipy's call
 # (about 20 us) and its dense [n, d] result from k*d = 2**15 updated elements, with d >= 3
 # and no more table rows n than updates k. Against the complex pairs (float32 and float64,
-# d in {3, 4, 8, 16, 64, 256}, k/n 1 to 4, 2 runs on a busy machine): 0.79-1.17x at 2**14
-# elements, 0.70-0.86x at 2**15, mostly 0.2-0.7x from 2**16 to 2**24 (0.9-1.8x in 4 of 24
-# cases at k <= 2n, 2**22 elements); 1.2-2.3x with n = 4k from 2**22 elements (the dense
-# pass); 1.3-12x at d = 1 or 2 at every size (ufunc.at then runs on one element per row)
+# d in {3, 4, 8, 16, 64, 256}, k/n 1/4 to 4, a busy machine; benchmarks/README.md): 0.79-1.17x
+# at 2**14 elements, 0.70-0.86x at 2**15, mostly 0.2-0.7x from 2**16 to 2**24 (0.9-1.8x
+# in five measurements at k <= 2n, 2**22 elements); 0.8-2.3x with n = 4k from 2**22
+# elements (the dense pass); 1.3-12x at d = 1 or 2 at every size (ufunc.at then runs on
+# one element per row)
 _SPARSE_MIN_ELEMENTS = 2**15
 _SPARSE_MIN_WIDTH = 3
 
