@@ -13,6 +13,7 @@ other inputs are closed over, already on the backend.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -170,7 +171,11 @@ def _native_add(ctx: Ctx, idx: Any, upd: Any) -> dict[str, Fn]:
             "cupy.add.at": lambda x: (add_at(x, idx, upd), x)[1],
             "cupy.add.at flat": flat,
         }
+    sparse_product: dict[str, Fn] = {}
+    if importlib.util.find_spec("scipy") is not None:
+        sparse_product["scipy csc product"] = lambda x: _add_sparse_product(x, idx, upd)
     return {
+        **sparse_product,
         "np.add.at rows": lambda x: (np.add.at(x, idx, upd), x)[1],
         "np.add.at flat": lambda x: _add_at_flat(x, idx, upd),
         "np.add.at flat, chunks": lambda x: _add_at_flat_chunks(x, idx, upd),
@@ -212,6 +217,17 @@ def _add_sorted(x: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> np.ndarray:
     ordered = idx[order]
     starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
     x[ordered[starts]] += np.add.reduceat(upd[order], starts, axis=0)
+    return x
+
+
+def _add_sparse_product(x: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> np.ndarray:
+    """Sum each row's updates with a scipy sparse-matrix product ([n, k], a 1 in column
+    ``j`` at row ``idx[j]``: no sort needed), then add the sums at once."""
+    from scipy import sparse
+
+    k = idx.shape[0]
+    ones = np.ones(k, dtype=upd.dtype)
+    x += sparse.csc_array((ones, idx, np.arange(k + 1)), shape=(x.shape[0], k)) @ upd
     return x
 
 

@@ -7,6 +7,8 @@ promises it (integer add, float add in column pairs, gathers).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from helpers import ROW_SCATTER, assert_same, from_numpy
@@ -106,6 +108,151 @@ def test_numpy_add_with_duplicates_equals_the_sequence_bit_for_bit(
     assert_bits_equal(result, expected)
     if operand.dtype.kind == "f":
         assert np.signbit(result[0]).all()  # -0.0 + -0.0 + ... stays -0.0
+
+
+# Float add by a sparse-matrix product (scipy): sums reassociate, so they are compared with
+# the sequence within rounding; non-finite results and signed zeros where it keeps them, exactly
+
+
+@pytest.fixture
+def sparse_calls(monkeypatch):
+    """The tables that went through the sparse-product path in this test."""
+    calls = []
+    run = _numpy._add_by_sparse_product
+
+    def spy(table, rows, values):
+        calls.append(table.shape)
+        return run(table, rows, values)
+
+    monkeypatch.setattr(_numpy, "_add_by_sparse_product", spy)
+    return calls
+
+
+@pytest.fixture
+def without_scipy(monkeypatch):
+    """``import scipy`` fails, as where it is not installed (the import is cached)."""
+    _numpy._scipy_sparse.cache_clear()
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    monkeypatch.setitem(sys.modules, "scipy.sparse", None)
+    yield
+    _numpy._scipy_sparse.cache_clear()
+
+
+def finite_values_with_specials(rng, shape, dtype):
+    """Normal values with -0.0, NaN and infinities among them, nothing that overflows when
+    summed (so that every order of the sums gives the same non-finite results)."""
+    values = rng.standard_normal(shape).astype(dtype)
+    special = rng.random(shape) < 0.02
+    values[special] = rng.choice(
+        np.array([-0.0, np.nan, np.inf, -np.inf], dtype=dtype), size=int(special.sum())
+    )
+    return values
+
+
+def assert_sums_close(actual, expected):
+    """``actual`` is ``expected`` up to rounding: the same dtype, NaN and infinities in the
+    same places, finite values within a few units in the last place of the sums."""
+    assert actual.dtype == expected.dtype
+    np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_array_equal(
+        actual[~finite & ~np.isnan(expected)], expected[~finite & ~np.isnan(expected)]
+    )
+    tolerance = 1e-5 if expected.dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(actual[finite], expected[finite], rtol=tolerance, atol=tolerance)
+
+
+def add_rows(operand, rows, updates, **kwargs):
+    attributes = {**ROW_SCATTER, **kwargs}
+    with np.errstate(invalid="ignore"):  # inf - inf
+        return indexops.scatter(
+            operand, rows[:, None], updates, update_computation="add", **attributes
+        )
+
+
+def add_at(operand, rows, updates):
+    expected = operand.copy()
+    with np.errstate(invalid="ignore"):  # inf - inf
+        np.add.at(expected, rows, updates)
+    return expected
+
+
+@pytest.mark.skipif(_numpy._scipy_sparse() is None, reason="needs scipy")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("width", [3, 4, 64])
+@pytest.mark.parametrize("mode", ["drop", "promise_in_bounds"])
+def test_numpy_float_add_by_sparse_product_equals_the_sequence(
+    monkeypatch, sparse_calls, dtype, width, mode
+):
+    monkeypatch.setattr(_numpy, "_SPARSE_MIN_ELEMENTS", 16)
+    rng = np.random.default_rng(width)
+    operand = finite_values_with_specials(rng, (20, width), dtype)
+    operand[:2] = -0.0  # row 0 is written with -0.0 only, row 1 not at all
+    rows = rng.integers(2, 20, size=300)
+    rows[:7] = 0
+    updates = finite_values_with_specials(rng, (300, width), dtype)
+    updates[:7] = -0.0
+    if mode == "drop":
+        rows[7:9] = [-1, 20]  # dropped: these updates add -0.0 instead
+    expected = sequential_add(operand, rows[:, None], updates, mode=mode)
+    result = add_rows(operand, rows, updates, mode=mode)
+    assert sparse_calls == [(20, width)]
+    assert_sums_close(result, expected)
+    assert np.signbit(result[:2]).all()
+    assert np.isnan(result).any() and np.isinf(result).any()  # the specials reached the sums
+
+
+@pytest.mark.skipif(_numpy._scipy_sparse() is None, reason="needs scipy")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "shape, count, takes_it",
+    [
+        ((128, 64), 2**15 // 64 - 1, False),  # one row short of the threshold
+        ((128, 64), 2**15 // 64, True),
+        ((2**15 // 4 + 1, 4), 2**15 // 4, False),  # more table rows than updates
+        ((2**15 // 4, 4), 2**15 // 4, True),
+        ((2**14, 2), 2**16, False),  # two columns: ufunc.at is as fast
+        ((2**14,), 2**16, False),  # 1-D
+    ],
+)
+def test_numpy_float_add_takes_the_sparse_product_only_where_it_pays(
+    sparse_calls, dtype, shape, count, takes_it
+):
+    rng = np.random.default_rng(count)
+    operand = rng.standard_normal(shape).astype(dtype)
+    rows = rng.integers(0, shape[0], size=count)
+    updates = rng.standard_normal((count, *shape[1:])).astype(dtype)
+    result = add_rows(operand, rows, updates, update_window_dims=tuple(range(1, len(shape))))
+    assert len(sparse_calls) == int(takes_it)
+    if takes_it:
+        assert_sums_close(result, add_at(operand, rows, updates))
+    else:  # the paths of ufunc.at: bit for bit
+        assert_bits_equal(result, add_at(operand, rows, updates))
+
+
+@pytest.mark.skipif(_numpy._scipy_sparse() is None, reason="needs scipy")
+def test_numpy_float_add_of_a_strided_table_or_rows_outside_skips_the_sparse_product(sparse_calls):
+    rng = np.random.default_rng(5)
+    operand = np.asfortranarray(rng.standard_normal((512, 64)).astype("float32"))
+    rows = rng.integers(0, 512, size=1024)
+    updates = rng.standard_normal((1024, 64)).astype("float32")
+    assert_bits_equal(add_rows(operand, rows, updates), add_at(operand, rows, updates))
+    rows[5] = 512  # scipy would write outside the table; ufunc.at raises, as before
+    with pytest.raises(IndexError):
+        add_rows(np.ascontiguousarray(operand), rows, updates, mode="promise_in_bounds")
+    assert sparse_calls == []
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_numpy_float_add_without_scipy_is_the_same_sum(without_scipy, sparse_calls, dtype):
+    rng = np.random.default_rng(6)
+    operand = finite_values_with_specials(rng, (512, 64), dtype)
+    rows = rng.integers(0, 512, size=1024)
+    updates = finite_values_with_specials(rng, (1024, 64), dtype)
+    expected = add_at(operand, rows, updates)
+    assert_bits_equal(add_rows(operand, rows, updates), expected)  # ufunc.at in pairs
+    assert sparse_calls == []
+    assert _numpy._scipy_sparse() is None
 
 
 ROW_GATHER = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,)}
