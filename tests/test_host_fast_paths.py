@@ -83,12 +83,15 @@ def test_numpy_add_over_more_than_65536_rows_is_exact(dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64", *INTEGER_DTYPES])
 @pytest.mark.parametrize("width", [1, 2, 5, 6])
 @pytest.mark.parametrize("layout", ["contiguous", "strided updates", "strided operand"])
+@pytest.mark.parametrize("at_rows_max", [0, 2**20], ids=["element indices", "ufunc.at on rows"])
 def test_numpy_add_with_duplicates_equals_the_sequence_bit_for_bit(
-    monkeypatch, dtype, width, layout
+    monkeypatch, dtype, width, layout, at_rows_max
 ):
-    """Floats added in column pairs (as complex numbers) and integers summed per row give
-    exactly the sequential sums, signed zeros and NaNs included, across chunk and block
-    boundaries (made small here) and for any memory layout."""
+    """Floats added in column pairs (as complex numbers) or by ufunc.at on the rows (small
+    adds) and integers summed per row give exactly the sequential sums, signed zeros and
+    NaNs included, across chunk and block boundaries (made small here) and for any memory
+    layout."""
+    monkeypatch.setattr(_numpy, "_AT_ROWS_MAX_ELEMENTS", at_rows_max)
     monkeypatch.setattr(_numpy, "_AT_CHUNK_ELEMENTS", 16)
     monkeypatch.setattr(_numpy, "_SUM_BLOCK_ELEMENTS", 16)
     rng = np.random.default_rng(width)

@@ -19,6 +19,10 @@ _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Nam
 # cache-sized chunk of rows at a time is faster still and needs no index the size of values
 _AT_CHUNK_ELEMENTS = 2**16
 
+# ...but up to this many elements ufunc.at on the rows themselves costs less than building
+# element indices: 2.4 against 4.4 us for 8 rows of 16 float32, 6.0 against 5.1 for 32
+_AT_ROWS_MAX_ELEMENTS = 2**8
+
 # Adding complex numbers adds their two float halves, each exactly as a float add would: so
 # pairs of columns viewed as one complex element give bit for bit the sums of ufunc.at on
 # the floats, with half the elements (ufunc.at's cost is per element): 1.05-1.35x faster
@@ -111,7 +115,7 @@ class NumpyBackend(NativeScatter):
             return _add_integer_rows(table, rows, values)
         if how is Named.ADD and _sparse_product_pays(table, rows, values):
             return _add_by_sparse_product(table, rows, values)
-        if not table.flags.c_contiguous:
+        if not table.flags.c_contiguous or rows.shape[0] * table.shape[1] <= _AT_ROWS_MAX_ELEMENTS:
             ufunc.at(table, rows, values)
             return table
         flat, width, pair = table.reshape(-1), table.shape[1], _pair_dtype(table, values, how)
@@ -177,8 +181,7 @@ def _sparse_product_pays(table: Array, rows: Array, values: Array) -> bool:
         and table.shape[0] <= count
         and _scipy_sparse() is not None
         # scipy does not check: a row outside the table would write outside its memory
-        and int(rows.min()) >= 0
-        and int(rows.max()) < table.shape[0]
+        and all_in_range(rows, table.shape[0] - 1)
     )
 
 
