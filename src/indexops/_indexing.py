@@ -450,9 +450,11 @@ def _column(backend: Backend, column: Column, arrays: list[Array], like: Array) 
     xp = backend.xp
     if column.kind == "array":
         values = to_index(backend, arrays[column.source])
-        if column.wrap is not None:  # negative indices count from the end
+        if column.wrap is not None and not (  # negative indices count from the end
+            backend.values_on_host(values) and backend.all_in_range(values, column.wrap - 1)
+        ):  # (on the host, one reduction tells whether any is negative)
             values = backend.where(values < 0, values + column.wrap, values)
-        return xp.reshape(values, column.shape)
+        return backend.reshape(values, column.shape)
     if column.kind == "iota":
         steps = (
             backend.arange(math.prod(column.shape), backend.index_dtype(), like) * column.step
