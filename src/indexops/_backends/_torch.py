@@ -42,10 +42,10 @@ _SIGNED_OF_UNSIGNED = {
 #   views) and a clamp for mode="clip" 2: index_select, of clamped rows for "clip";
 # * above it on one torch thread, NumPy's take on the shared memory: 0.6-0.75x of
 #   index_select on rows of 16, 0.8-1.4x (noise) on rows of 128 up to 8 MiB, and it clips
-#   as it reads (a clamp first costs 1.1-1.4x there);
+#   as it reads (a clamp first costs 1.0-1.3x there);
 # * above it on more threads index_select splits the rows among them (NumPy cannot);
 # * torch allocates each result of 32 MiB or more with its own mmap (glibc's largest
-#   threshold) and faults it in 4 KiB pages: 2.3-3x slower than the same index_select
+#   threshold) and faults it in 4 KiB pages: 2-3x slower than the same index_select
 #   into memory NumPy allocated, which asks for huge pages (32-128 MiB, one thread; below
 #   32 MiB both allocations cost the same within noise).
 PARALLEL_GRAIN_ELEMENTS = 2**15
