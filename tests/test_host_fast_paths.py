@@ -7,6 +7,8 @@ promises it (integer add, float add in column pairs, gathers).
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from helpers import ROW_SCATTER, assert_same, from_numpy
@@ -202,12 +204,8 @@ def test_torch_row_gather_on_each_path(
         table = table.to(torch.bfloat16)
         operand = table.float().numpy()  # the values bfloat16 holds, exactly
     expected = gather_reference.gather(operand, rows, **attrs)
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
+    with _torch_threads(threads):
         result = indexops.gather(table, torch.from_numpy(rows), **attrs)
-    finally:
-        torch.set_num_threads(before)
     assert result.dtype == table.dtype
     assert_same(result.float() if dtype == "bfloat16" else result, expected)
     above_grain = count * width > _torch.PARALLEL_GRAIN_ELEMENTS
@@ -263,7 +261,9 @@ def _count_distinct_backends():
 
 @pytest.mark.parametrize("backend, make", _count_distinct_backends())
 @pytest.mark.parametrize("case", ["distinct", "one pair", "many repeats", "one row"])
-def test_count_distinct_rows_counts_the_bitmap(backend, make, case):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_count_distinct_rows_counts_the_bitmap(backend, make, case, threads):
+    """Every bitmap (torch on the host: NumPy's on one thread, its own on more)."""
     n = 1000
     rng = np.random.default_rng(7)
     rows = {
@@ -272,7 +272,24 @@ def test_count_distinct_rows_counts_the_bitmap(backend, make, case):
         "many repeats": rng.integers(0, 20, size=300),
         "one row": np.array([n - 1]),
     }[case]
-    assert backend.count_distinct_rows(make(rows), n) == len(np.unique(rows))
+    with _torch_threads(threads):
+        assert backend.count_distinct_rows(make(rows), n) == len(np.unique(rows))
+
+
+@contextlib.contextmanager
+def _torch_threads(threads):
+    """torch (where installed) with ``threads`` threads inside the block."""
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @pytest.mark.parametrize("duplicate_at", [None, 0, 511], ids=["distinct", "first", "last"])
