@@ -7,6 +7,7 @@ promises it (integer add, float add in column pairs, gathers).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import numpy as np
@@ -263,12 +264,12 @@ ROW_GATHER = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_ma
 
 @pytest.mark.parametrize("dtype", ["float32", "int16", "int64", "uint16", "uint32", "uint64"])
 @pytest.mark.parametrize(
-    "count, width", [(8, 16), (300, 128)], ids=["index_select size", "numpy take size"]
+    "count, width", [(8, 16), (300, 128)], ids=["within the grain", "above the grain"]
 )
 @pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
 def test_row_gather_clips_in_the_take(xp, dtype, count, width, mode):
-    """``mode="clip"`` row gathers clip inside the take; on torch small gathers use
-    index_select and big ones NumPy's take (both sides of the size threshold)."""
+    """``mode="clip"`` row gathers clip inside the take, on both sides of torch's parallel
+    grain (see test_torch_row_gather_on_each_path)."""
     rng = np.random.default_rng(count)
     operand = values_of(rng, (40, width), dtype)
     low, high = (-50, 90) if mode == "clip" else (0, 40)
@@ -318,3 +319,141 @@ def test_only_one_row_tall_windows_of_whole_rows_clip_in_the_take():
     assert not plan((40, 3), (5, 1), (2, 3), (), (1, 2)).rows_are_clamped_starts
     assert not plan((40, 3), (5, 2), (1, 1), (0, 1), (), (0, 1)).rows_are_clamped_starts
     assert not plan((40, 3), (5, 1), (40, 1), (1,), (1,), (1,)).rows_are_clamped_starts
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "count, width, numpy_allocated_min_bytes",
+    [(8, 16, 2**25), (300, 128, 2**25), (300, 128, 2**17)],
+    ids=["within the grain", "above the grain", "above, NumPy-allocated result"],
+)
+@pytest.mark.parametrize("dtype", ["float32", "uint16", "bfloat16"])
+@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
+def test_torch_row_gather_on_each_path(
+    monkeypatch, threads, count, width, numpy_allocated_min_bytes, dtype, mode
+):
+    """torch's row gather above the parallel grain: NumPy's take on one thread, else
+    index_select into NumPy-allocated memory for big results; index_select within the
+    grain, and for bfloat16 (which NumPy cannot view) on one thread."""
+    torch = pytest.importorskip("torch")
+    from indexops._backends import _torch
+
+    monkeypatch.setattr(_torch, "NUMPY_ALLOCATED_MIN_BYTES", numpy_allocated_min_bytes)
+    taken, allocated = [], []
+    monkeypatch.setattr(_torch, "np", _Spy(np, "take", taken))
+    monkeypatch.setattr(_torch, "_numpy_allocated", _Recorder(_torch._numpy_allocated, allocated))
+    rng = np.random.default_rng(count)
+    operand = values_of(rng, (400, width), "float32" if dtype == "bfloat16" else dtype)
+    low, high = (-50, 450) if mode == "clip" else (0, 400)
+    rows = rng.integers(low, high, size=(count, 1))
+    rows[:4, 0] = [low, high - 1, 0, 399]
+    attrs = {**ROW_GATHER, "index_vector_dim": 1, "slice_sizes": (1, width), "mode": mode}
+    table = torch.from_numpy(operand)
+    if dtype == "bfloat16":
+        table = table.to(torch.bfloat16)
+        operand = table.float().numpy()  # the values bfloat16 holds, exactly
+    expected = gather_reference.gather(operand, rows, **attrs)
+    with _torch_threads(threads):
+        result = indexops.gather(table, torch.from_numpy(rows), **attrs)
+    assert result.dtype == table.dtype
+    assert_same(result.float() if dtype == "bfloat16" else result, expected)
+    above_grain = count * width > _torch.PARALLEL_GRAIN_ELEMENTS
+    assert bool(taken) == (above_grain and threads == 1 and dtype != "bfloat16")
+    big = count * width * table.element_size() >= numpy_allocated_min_bytes
+    assert bool(allocated) == (above_grain and threads > 1 and big)
+
+
+class _Spy:
+    """A module whose function ``name`` records that it was called."""
+
+    def __init__(self, module, name, calls):
+        self._module, self._name, self._calls = module, name, calls
+
+    def __getattr__(self, attribute):
+        found = getattr(self._module, attribute)
+        return _Recorder(found, self._calls) if attribute == self._name else found
+
+
+class _Recorder:
+    def __init__(self, function, calls):
+        self._function, self._calls = function, calls
+
+    def __call__(self, *args, **kwargs):
+        self._calls.append(args)
+        return self._function(*args, **kwargs)
+
+
+def _count_distinct_backends():
+    """Every backend with a count_distinct_rows of its own, and the generic one."""
+    from indexops._backends._base import Backend
+    from indexops._backends._numpy import NumpyBackend
+
+    found = [
+        pytest.param(NumpyBackend(np), np.asarray, id="numpy"),
+        pytest.param(Backend(np), np.asarray, id="generic numpy"),
+    ]
+    try:
+        import array_api_compat.torch as torch_namespace
+        import torch
+
+        from indexops._backends._torch import TorchBackend
+    except ImportError:
+        return found
+    torch_backend = TorchBackend()
+    return [
+        *found,
+        pytest.param(torch_backend, torch.from_numpy, id="torch on the host"),
+        pytest.param(torch_backend.without_host_reads(), torch.from_numpy, id="torch on device"),
+        pytest.param(Backend(torch_namespace), torch.from_numpy, id="generic torch"),
+    ]
+
+
+@pytest.mark.parametrize("backend, make", _count_distinct_backends())
+@pytest.mark.parametrize("case", ["distinct", "one pair", "many repeats", "one row"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_count_distinct_rows_counts_the_bitmap(backend, make, case, threads):
+    """Every bitmap (torch on the host: NumPy's on one thread, its own on more)."""
+    n = 1000
+    rng = np.random.default_rng(7)
+    rows = {
+        "distinct": rng.permutation(n)[:300],
+        "one pair": np.concatenate([rng.permutation(n)[:299], [0, 0]]),
+        "many repeats": rng.integers(0, 20, size=300),
+        "one row": np.array([n - 1]),
+    }[case]
+    with _torch_threads(threads):
+        assert backend.count_distinct_rows(make(rows), n) == len(np.unique(rows))
+
+
+@contextlib.contextmanager
+def _torch_threads(threads):
+    """torch (where installed) with ``threads`` threads inside the block."""
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("duplicate_at", [None, 0, 511], ids=["distinct", "first", "last"])
+def test_replace_with_one_repeated_row_keeps_the_last_write(xp, duplicate_at):
+    """Replace by rows on the bitmap route (as many rows written as a 64th of the table or
+    more): one row written twice is found, distinct rows skip the search for last writes."""
+    rng = np.random.default_rng(1)
+    targets = rng.permutation(2048)[:512]
+    if duplicate_at is not None:
+        targets[duplicate_at] = targets[200]
+    operand = values_of(rng, (2048, 3), "float32")
+    rows = targets.reshape(-1, 1)
+    updates = values_of(rng, (512, 3), "float32")
+    expected = reference.scatter(operand, rows, updates, **ROW_SCATTER)
+    result = indexops.scatter(
+        from_numpy(xp, operand), from_numpy(xp, rows), from_numpy(xp, updates), **ROW_SCATTER
+    )
+    assert_same(result, expected)

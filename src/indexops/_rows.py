@@ -119,9 +119,7 @@ def _last_occurrences_on_host(backend: Backend, rows: Array, n: int) -> Array | 
     xp = backend.xp
     m = rows.shape[0]
     if n <= SCRATCH_ROWS_PER_UPDATE * m:
-        bools = backend.full((m, 1), True, xp.bool, rows)
-        seen = backend.set_rows(backend.full((n, 1), False, xp.bool, rows), rows, bools)
-        if int(xp.count_nonzero(seen)) == m:
+        if backend.count_distinct_rows(rows, n) == m:
             return None
         is_last = _latest_writers(backend, rows, None, n)
         if is_last is not None:

@@ -234,6 +234,15 @@ class Backend:
         source = self.take_rows(values, self.take_rows(order, position))
         return xp.where(hit[:, None], source, table)
 
+    def count_distinct_rows(self, rows: Array, n: int) -> int:
+        """How many different rows the 1-D ``rows`` (all in ``[0, n)``) name: a count on
+        the host, so for host paths only. Here: a bitmap of ``n`` entries written with
+        :meth:`set_rows`, then counted."""
+        xp = self.xp
+        hit = self.full((rows.shape[0], 1), True, xp.bool, rows)
+        bitmap = self.set_rows(self.full((n, 1), False, xp.bool, rows), rows, hit)
+        return int(xp.count_nonzero(bitmap))
+
     def combine_rows(
         self,
         table: Array,

@@ -107,6 +107,9 @@ class NumpyBackend(NativeScatter):
             table[rows] = values
         return table
 
+    def count_distinct_rows(self, rows: Array, n: int) -> int:
+        return count_distinct(rows, n)
+
     def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array | None:
         ufunc = _UFUNCS[how]
         if not _has_at_loop(ufunc, table.dtype):
@@ -139,6 +142,15 @@ def all_in_range(x: np.ndarray, high: int) -> bool:
     if x.dtype.kind == "i":  # negatives read as unsigned are above every bound
         x = x.view(np.dtype(f"u{x.dtype.itemsize}"))
     return high >= 0 and int(np.maximum.reduce(x, axis=None)) <= high
+
+
+def count_distinct(rows: Array, n: int) -> int:
+    """How many different values the 1-D ``rows`` (all in ``[0, n)``) hold: a 1-D bitmap,
+    set by fancy assignment and counted (m = n / 4 random rows, n = 1M, 4M, 16M: 0.52,
+    1.9-3.2, 18-24 ms; a bitmap kept between calls and ``np.put`` were slower)."""
+    bitmap = np.zeros(n, dtype=np.bool_)
+    bitmap[rows] = True
+    return int(np.count_nonzero(bitmap))
 
 
 @static_cache(maxsize=64)

@@ -19,7 +19,7 @@ import torch
 from .._combiners import Named
 from .._typing import Array
 from ._base import NativeScatter, ValuesUnknown
-from ._numpy import all_in_range
+from ._numpy import all_in_range, count_distinct
 
 torch_is_compiling = torch.compiler.is_compiling
 _REDUCE = {Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
@@ -35,14 +35,21 @@ _SIGNED_OF_UNSIGNED = {
     if hasattr(torch, f"uint{bits}")
 }
 
-# Row gathers of up to this many elements (torch's parallel grain size) use index_select on
-# the host too: it costs 2-3 us less than the trip through NumPy (f32, 1 thread, medians:
-# 8 rows of 16 4.8 vs 7.5 us, 256 rows of 128 9.0 vs 10.8 us, 1024 rows of 128 20.6 vs
-# 20.7 us), and on 2 threads it stayed that fast up to 256 rows of 128 (5.3 us). Above it
-# NumPy's take was as fast or faster on 1 thread (4096 rows 0.97x, 16384 0.87x, 65536 0.42x
-# of index_select), and index_select on 2 threads of a busy 2-core machine 1.8-600x slower
-# (512 to 65536 rows of 128)
-INDEX_SELECT_MAX_ELEMENTS = 2**15
+# Row gathers on the host (f32 rows of 16, 128 and 1024 elements, 8 to 256K rows, medians
+# of alternating samples; benchmarks/torch_row_gather.py, tables in benchmarks/README.md):
+# * up to torch's parallel grain (2**15 elements) index_select runs on one thread and
+#   costs 2.2 us for 8 rows, where the trip through NumPy costs about 6 (host checks and
+#   views) and a clamp for mode="clip" 2: index_select, of clamped rows for "clip";
+# * above it on one torch thread, NumPy's take on the shared memory: 0.6-0.75x of
+#   index_select on rows of 16, 0.8-1.4x (noise) on rows of 128 up to 8 MiB, and it clips
+#   as it reads (a clamp first costs 1.0-1.3x there);
+# * above it on more threads index_select splits the rows among them (NumPy cannot);
+# * torch allocates each result of 32 MiB or more with its own mmap (glibc's largest
+#   threshold) and faults it in 4 KiB pages: 2-3x slower than the same index_select
+#   into memory NumPy allocated, which asks for huge pages (32-128 MiB, one thread; below
+#   32 MiB both allocations cost the same within noise).
+PARALLEL_GRAIN_ELEMENTS = 2**15
+NUMPY_ALLOCATED_MIN_BYTES = 2**25
 
 
 class TorchBackend(NativeScatter):
@@ -120,33 +127,54 @@ class TorchBackend(NativeScatter):
         return x if x.shape == shape else x.reshape(shape)
 
     def take_rows(self, table: Array, rows: Array) -> Array:
-        """``index_select``; for big gathers on the host, NumPy's ``take`` (see
-        :data:`INDEX_SELECT_MAX_ELEMENTS`)."""
+        """``index_select``, or NumPy's ``take`` (see :data:`PARALLEL_GRAIN_ELEMENTS`)."""
         return self._take(table, rows, "raise")
 
     def take_rows_clipped(self, table: Array, rows: Array) -> Array:
         return self._take(table, rows, "clip")
 
     def _take(self, table: Array, rows: Array, mode: Literal["raise", "clip"]) -> Array:
-        """NumPy's ``take`` on shared memory where the gather is big, on the host, and NumPy
-        can view the tensors (no autograd, no bfloat16, no conjugate or negative bit);
-        else ``index_select`` (of clamped rows for ``mode="clip"``)."""
+        """Above the parallel grain on the host (no autograd): on one thread NumPy's
+        ``take`` on shared memory (where NumPy can view the tensors: no bfloat16, no
+        conjugate or negative bit); on more, ``index_select`` into memory NumPy allocates
+        for big results. Else ``index_select``, of clamped rows for ``mode="clip"``."""
         signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
         if signed is not None:
             return self._take(table.view(signed), rows, mode).view(table.dtype)
+        elements = rows.shape[0] * math.prod(table.shape[1:])
+        out = None
         if (
-            rows.shape[0] * math.prod(table.shape[1:]) > INDEX_SELECT_MAX_ELEMENTS
+            elements > PARALLEL_GRAIN_ELEMENTS
             and not table.requires_grad
             and self.values_on_host(table)
             and self.values_on_host(rows)
         ):
-            try:
-                return torch.from_numpy(np.take(table.numpy(), rows.numpy(), axis=0, mode=mode))
-            except (TypeError, RuntimeError):  # a dtype or view NumPy cannot share
-                pass
+            if torch.get_num_threads() == 1:
+                try:
+                    taken = np.take(table.numpy(), rows.numpy(), axis=0, mode=mode)
+                    return torch.from_numpy(taken)
+                except (TypeError, RuntimeError):  # a dtype or view NumPy cannot share
+                    pass
+            elif elements * table.element_size() >= NUMPY_ALLOCATED_MIN_BYTES:
+                out = _numpy_allocated((rows.shape[0], *table.shape[1:]), table.dtype)
         if mode == "clip":
             rows = torch.clamp(rows, 0, table.shape[0] - 1)
-        return table.index_select(0, rows)
+        if out is None:
+            return table.index_select(0, rows)
+        return torch.index_select(table, 0, rows, out=out)
+
+    def count_distinct_rows(self, rows: Array, n: int) -> int:
+        """On one thread NumPy's bitmap on the rows' shared memory; else ``index_fill_``
+        of a bool tensor and ``count_nonzero``, which run on every thread.
+
+        n = 1M / 4M / 16M, n / 4 rows, medians (ms): one thread NumPy 0.43-0.49 / 2.7-3.3
+        / 16-21 against torch's 0.73-0.81 / 3.2-3.3 / 26-35; two threads (quiet) torch's
+        0.49-0.56 / 1.6-2.2 / 17-24 against NumPy's 0.44-0.67 / 2.4-4.0 / 27-29.
+        """
+        if self.values_on_host(rows) and torch.get_num_threads() == 1:
+            return count_distinct(rows.numpy(), n)
+        bitmap = torch.zeros(n, dtype=torch.bool, device=rows.device).index_fill_(0, rows, True)
+        return int(torch.count_nonzero(bitmap))
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
         signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
@@ -214,6 +242,13 @@ class TorchBackend(NativeScatter):
         target = x if in_place else x.clone()
         target[key] = values
         return target
+
+
+def _numpy_allocated(shape: tuple[int, ...], dtype: torch.dtype) -> Array:
+    """An uninitialised host tensor whose memory NumPy allocated (any dtype: the bytes are
+    NumPy's, their type torch's)."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    return torch.from_numpy(np.empty(nbytes, dtype=np.uint8)).view(dtype).view(shape)
 
 
 def _as_signed(value: Any, signed: torch.dtype) -> Any:
