@@ -125,13 +125,16 @@ def check(case: Case, table: dict[str, Entry]) -> None:
 
 
 def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[float]]:
-    """``repeats`` samples of each callable, alternating (rotated order each round).
+    """``repeats`` samples of each callable, alternating (a new order each round).
 
     indexops and the native candidates alternate with each other, and pass their operands
     round: each callable runs on each operand equally often, so where one operand's memory
-    happens to be faster (huge pages, cache placement) no callable gets it for good. The
-    JAX peer is sampled in a block of its own afterwards, because XLA's CPU threads keep
-    spinning for a while after a call and would slow whichever callable came next.
+    happens to be faster (huge pages, cache placement) no callable gets it for good. Each
+    round's order is a seeded shuffle, so no callable always runs after the same one (a
+    rotation did that: the callable after one that churns memory, such as a native
+    candidate with float64 temporaries, paid for it in every sample). The JAX peer is
+    sampled in a block of its own afterwards, because XLA's CPU threads keep spinning for a
+    while after a call and would slow whichever callable came next.
     """
     times: dict[str, list[float]] = {label: [] for label in table}
     for fn, operand, ctx in table.values():
@@ -143,9 +146,9 @@ def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[
     try:
         for labels in (same_backend, peers):
             operands = [table[label][1] for label in labels]
+            order = np.random.default_rng(0)
             for r in range(repeats if labels else 0):
-                shift = r % len(labels)
-                for i in [*range(shift, len(labels)), *range(shift)]:
+                for i in order.permutation(len(labels)).tolist():
                     fn, _, ctx = table[labels[i]]
                     operand = operands[(i + r) % len(labels)]
                     times[labels[i]].append(median_time(fn, operand, ctx, calls))
