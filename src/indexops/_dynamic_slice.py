@@ -188,18 +188,17 @@ def _check_update(operand: Array, update: Array) -> None:
 
 
 def _update_at(operand: Array, update: Array, start_indices: Any, copy: bool | None) -> Array:
-    """:func:`dynamic_update_slice` for starts of any form (arrays included)."""
+    """:func:`dynamic_update_slice` for starts of any other form (arrays, NumPy ints)."""
     backend = backend_for(UPDATE, operand=operand, update=update)
     _check_update(operand, update)
-    sizes, shape = tuple(update.shape), tuple(operand.shape)
     starts = _starts(backend, UPDATE, operand, start_indices)
+    if _all_ints(starts):  # read on the host: the Python-int path
+        return dynamic_update_slice(operand, update, starts, copy=copy)
+    sizes, shape = tuple(update.shape), tuple(operand.shape)
     _check_window(UPDATE, shape, starts, sizes, "update.shape", ("C4", "C6"))
     in_place = writes_in_place(backend, UPDATE, operand, copy, name="operand")
     if math.prod(sizes) == 0:
         return operand if in_place else backend.copy(operand)
-    if _all_ints(starts):
-        key = _window(starts, shape, sizes)
-        return backend.assign_window(operand, key, update, in_place=in_place)
     columns = _clamped(backend, starts, shape, sizes)
     native = backend.dynamic_update_slice(operand, update, columns)
     if native is not None:

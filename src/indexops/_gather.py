@@ -210,15 +210,11 @@ def _execute(
         on_indices.values_on_host(indices) and all_inside_on_host(on_indices, plan, columns)
     ):  # the mask costs a pass over the result: skip it when the host can tell
         inside = windows_in_bounds(on_indices, plan, columns, operand)
-    clip_in_take = (
-        mode is GatherMode.CLIP and plan.rows_are_clamped_starts and on_indices is backend
-    )
-    if mode is not GatherMode.PROMISE_IN_BOUNDS and not clip_in_take:
+    if mode is not GatherMode.PROMISE_IN_BOUNDS:  # (row plans clip in the take: _take_rows)
         columns = clamp_columns(on_indices, plan, columns)
     rows = on_indices.xp.reshape(row_numbers(on_indices, plan, columns, operand), (-1,))
     table = xp.reshape(operand, plan.rows_shape)
-    take = backend.take_rows_clipped if clip_in_take else backend.take_rows
-    windows = xp.reshape(take(table, rows), plan.intermediate_shape)
+    windows = xp.reshape(backend.take_rows(table, rows), plan.intermediate_shape)
     if inside is not None:
         inside = on_indices.xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
         if not is_array(fill):
