@@ -49,11 +49,11 @@ def executor(signature: Hashable | None, build: Callable[[], Executor]) -> Execu
 
 
 def signature(static: tuple[Any, ...], *arrays: Any) -> tuple[Any, ...] | None:
-    """A call's signature: its ``static`` arguments and each array's type, shape and
-    dtype; ``None`` where an argument is not an array (the validating path then names
-    it)."""
+    """A call's signature: its ``static`` arguments and each array's type, shape, dtype
+    and device (a mix of devices is an error the validating path raises); ``None`` where
+    an argument is not an array (the validating path then names it)."""
     try:
-        return (*static, *[(type(x), x.shape, x.dtype) for x in arrays])
+        return (*static, *[(type(x), x.shape, x.dtype, getattr(x, "device", None)) for x in arrays])
     except AttributeError:
         return None
 

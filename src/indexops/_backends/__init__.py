@@ -42,6 +42,7 @@ def backend_for(op: str, **arrays: Array) -> Backend:
         backend = _make(_namespace(op, arrays), next(iter(arrays.values())))
         if kind is not None:
             _BY_TYPE[kind] = backend
+    backend.check_arrays(op, arrays)
     return backend if _override is None else _overridden(backend, _override)
 
 

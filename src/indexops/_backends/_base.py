@@ -17,6 +17,7 @@ import array_api_compat as compat
 
 from .._cache import static_cache
 from .._combiners import Combiner, Named
+from .._errors import value_error
 from .._typing import Array
 
 _IDENTITY_PERMUTATIONS = frozenset(tuple(range(n)) for n in range(65))
@@ -62,6 +63,26 @@ class Backend:
         return variant
 
     # -- what an array allows -------------------------------------------------------------
+
+    def check_arrays(self, op: str, arrays: dict[str, Array]) -> None:
+        """Raise a named error for arrays this backend cannot take together (``arrays``
+        maps argument names to arrays of this library): here, arrays on different devices.
+
+        Runs when a call is validated, before any work.
+        """
+        if len(arrays) < 2:
+            return
+        devices = {name: self.device(x) for name, x in arrays.items()}
+        first = next(iter(devices.values()))
+        if any(device != first for device in devices.values()):
+            found = ", ".join(f"{name} on {device}" for name, device in devices.items())
+            raise value_error(
+                op,
+                ", ".join(devices),
+                found,
+                "arrays on one device; move them with the library's own call first "
+                "(e.g. torch's .to(device))",
+            )
 
     def device(self, x: Array) -> Any:
         return compat.device(x)
