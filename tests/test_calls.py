@@ -3,6 +3,9 @@ never changes what a call returns or which error it raises."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import sys
+
 import numpy as np
 import pytest
 from helpers import ROW_SCATTER
@@ -111,3 +114,51 @@ def test_signature_of_non_arrays_is_none():
     assert _calls.signature(("op",), np.zeros(2), [1, 2]) is None
     with pytest.raises(IndexOpsTypeError, match="operand"):
         indexops.gather([[1.0, 2.0]], np.array([[0]]), **GATHER_ROWS)
+
+
+def test_many_threads_past_the_table_size_get_the_serial_results(monkeypatch):
+    # evictions while other threads look up and insert: no error, every result right
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    monkeypatch.setattr(_calls, "MAX_SIGNATURES", 4)
+    sizes = range(1, 41)  # ten times the table's size
+    source = np.arange(64.0)
+    expected = {n: source[3 : 3 + n] for n in sizes}
+
+    def work(seed: int) -> list[int]:
+        order = np.random.default_rng(seed).permutation(np.repeat(np.array(sizes), 10))
+        wrong = []
+        for n in order.tolist():
+            got = indexops.dynamic_slice(source, (3,), (n,))
+            if not np.array_equal(got, expected[n]):
+                wrong.append(n)
+        return wrong
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=10) as pool:
+            results = list(pool.map(work, range(20)))
+    finally:
+        sys.setswitchinterval(interval)
+    assert results == [[]] * 20
+    assert len(_calls._EXECUTORS) <= 4
+
+
+def test_same_shapes_with_another_dtype_are_validated_again():
+    rows = np.array([[1], [3]])
+    indexops.scatter(table(), rows, np.ones((2, 3)), **ROW_SCATTER)
+    with pytest.raises(IndexOpsTypeError, match="updates.dtype"):
+        indexops.scatter(table(), rows, np.ones((2, 3), np.float32), **ROW_SCATTER)
+    with pytest.raises(IndexOpsTypeError, match="scatter_indices"):
+        indexops.scatter(table(), rows.astype(float), np.ones((2, 3)), **ROW_SCATTER)
+
+
+def test_same_shapes_on_another_device_are_validated_again():
+    xps = pytest.importorskip("array_api_strict")
+    other = xps.Device("device1")
+    operand = xps.reshape(xps.arange(12.0), (4, 3))
+    rows = xps.asarray([[1], [3]])
+    indexops.gather(operand, rows, **GATHER_ROWS)
+    with pytest.raises(IndexOpsValueError, match="arrays on one device") as error:
+        indexops.gather(operand, xps.asarray([[1], [3]], device=other), **GATHER_ROWS)
+    assert "device1" in str(error.value)

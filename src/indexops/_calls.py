@@ -9,10 +9,15 @@ Python, so this is what makes them cheap.
 
 The table is bypassed while ``torch.compile`` traces (Dynamo traces the plain function
 and constant-folds the planning) and inside the backend test overrides.
+
+Many threads may call at once (servers do): a lookup takes no lock (one ``dict.get``,
+atomic with or without the GIL), an insert and the eviction it may need take
+:data:`_INSERTING`, so no thread ever iterates the table while another changes it.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -24,6 +29,7 @@ Executor = Callable[..., Any]
 MAX_SIGNATURES = 512
 
 _EXECUTORS: dict[Hashable, Executor] = {}
+_INSERTING = threading.Lock()
 
 
 def executor(signature: Hashable | None, build: Callable[[], Executor]) -> Executor:
@@ -42,9 +48,10 @@ def executor(signature: Hashable | None, build: Callable[[], Executor]) -> Execu
         return build()
     if found is None:
         found = build()
-        if len(_EXECUTORS) >= MAX_SIGNATURES:  # forget the oldest signature
-            _EXECUTORS.pop(next(iter(_EXECUTORS), None), None)
-        _EXECUTORS[signature] = found
+        with _INSERTING:
+            if len(_EXECUTORS) >= MAX_SIGNATURES:  # forget the oldest signature
+                del _EXECUTORS[next(iter(_EXECUTORS))]
+            _EXECUTORS[signature] = found
     return found
 
 
