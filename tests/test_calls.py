@@ -147,7 +147,7 @@ def test_many_threads_past_the_table_size_get_the_serial_results(monkeypatch):
 def test_same_shapes_with_another_dtype_are_validated_again():
     rows = np.array([[1], [3]])
     indexops.scatter(table(), rows, np.ones((2, 3)), **ROW_SCATTER)
-    with pytest.raises(IndexOpsTypeError, match="updates.dtype"):
+    with pytest.raises(IndexOpsTypeError, match=r"updates\.dtype"):
         indexops.scatter(table(), rows, np.ones((2, 3), np.float32), **ROW_SCATTER)
     with pytest.raises(IndexOpsTypeError, match="scatter_indices"):
         indexops.scatter(table(), rows.astype(float), np.ones((2, 3)), **ROW_SCATTER)
