@@ -30,3 +30,16 @@ def writes_in_place(
             "pass copy=True for a new array or copy=None to copy only when needed",
         )
     return True
+
+
+def read_before_writing(backend: Backend, x: Array, *arrays: Array) -> tuple[Array, ...]:
+    """``arrays``, each copied where it may share memory with ``x``, which is about to be
+    written in place.
+
+    An in-place op must give what applying the values read before the call gives, even
+    when the updates view the array they go into (vLLM copies blocks within one cache
+    this way): native scatters read them while they write, in chunks or not at all (torch
+    refuses overlapping memory). One copy of the overlapping arrays makes every backend
+    exact; arrays that do not overlap cost one bounds comparison.
+    """
+    return tuple(backend.copy(a) if backend.shares_memory(a, x) else a for a in arrays)

@@ -18,7 +18,7 @@ from ._backends import Backend, backend_for, is_array
 from ._cache import static_cache
 from ._calls import Executor, executor, int_tuples, signature
 from ._combiners import REPLACE
-from ._copy import writes_in_place
+from ._copy import read_before_writing, writes_in_place
 from ._errors import type_error, value_error
 from ._geometry import WindowPlan, make_plan
 from ._rows import write_rows
@@ -168,6 +168,8 @@ def _update_window(
     in_place = writes_in_place(backend, UPDATE, operand, copy, name="operand")
     if empty:
         return operand if in_place else backend.copy(operand)
+    if in_place:
+        (update,) = read_before_writing(backend, operand, update)
     return backend.assign_window(operand, window(starts), update, in_place=in_place)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ._backends import Backend
 from ._combiners import Combiner, Named
+from ._copy import read_before_writing
 from ._typing import Array
 
 # Up to this many target rows per written row, the last writer of each row is found with
@@ -42,13 +43,16 @@ def write_rows(
     ``rows`` (1-D, index dtype) are in range wherever ``keep`` is True (or everywhere
     without ``keep``), ``values`` is ``[len(rows), rows_shape[1]]``. With
     ``in_place=True`` the result is ``x`` itself, written even where the 2-D view had to
-    be a copy; otherwise ``x`` is left untouched. ``unique=True`` promises that no row
-    repeats among the kept entries.
+    be a copy; otherwise ``x`` is left untouched. ``rows`` and ``values`` may view ``x``:
+    the result is that of their values before the call. ``unique=True`` promises that no
+    row repeats among the kept entries.
     """
     by_blocks = backend.write_rows_by_blocks(x, rows_shape, rows, values, combiner, keep)
     if by_blocks is not None:
         return by_blocks
     xp = backend.xp
+    if in_place:
+        rows, values = read_before_writing(backend, x, rows, values)
     work = backend.copy(x) if backend.writes_into_table and not in_place else x
     table = xp.reshape(work, rows_shape)
     written = put_rows(backend, table, rows, values, combiner, keep=keep, unique=unique)

@@ -24,7 +24,7 @@ from ._args import index_ints
 from ._backends import Backend, backend_for
 from ._cache import static_cache
 from ._calls import Executor, executor, int_tuples, signature
-from ._copy import writes_in_place
+from ._copy import read_before_writing, writes_in_place
 from ._errors import type_error, value_error
 from ._typing import Array
 
@@ -237,4 +237,6 @@ def _execute(
         return data if in_place else backend.copy(data)
     if plan.flip_axes:
         updates = backend.xp.flip(updates, axis=plan.flip_axes)
+    if in_place:
+        (updates,) = read_before_writing(backend, data, updates)
     return backend.assign_window(data, plan.slices, updates, in_place=in_place)

@@ -1,0 +1,100 @@
+"""In-place writes whose updates (or indices) view the array written: the result equals
+the same call on copies, i.e. the values read before the call, on every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import ROW_SCATTER, assert_same, from_numpy, to_numpy
+from hypothesis import given
+from hypothesis import strategies as st
+
+import indexops
+
+COMBINERS = (None, "add", "mul", "min", "max", lambda old, new: old - new)
+
+
+def scatter_rows(x, rows, updates, how, copy):
+    return indexops.scatter(
+        x, rows[:, None], updates, **ROW_SCATTER, update_computation=how, copy=copy
+    )
+
+
+def on_copies(xp, op, x, *args):
+    """What ``op`` gives on copies of ``x`` and of the array arguments (no aliasing)."""
+    fresh = [from_numpy(xp, to_numpy(a).copy()) if hasattr(a, "shape") else a for a in args]
+    return op(from_numpy(xp, to_numpy(x).copy()), *fresh)
+
+
+@given(
+    rows=st.integers(2, 6),
+    width=st.sampled_from([1, 3, 8]),
+    targets=st.lists(st.integers(0, 5), min_size=1, max_size=4),
+    source=st.integers(0, 4),
+    how=st.sampled_from(COMBINERS),
+    dtype=st.sampled_from(["float64", "int32", "uint16"]),
+)
+def test_scatter_updates_viewing_the_input(xp, rows, width, targets, source, how, dtype):
+    table = np.arange(rows * width, dtype=dtype).reshape(rows, width) % 7 + 1
+    count = min(len(targets), rows - source % rows)
+    start = min(source, rows - count)
+    x = from_numpy(xp, table)
+    targets_array = from_numpy(xp, np.array(targets[:count]) % rows)
+    expected = on_copies(xp, scatter_rows, x, targets_array, x[start : start + count, ...], how, True)
+    got = scatter_rows(x, targets_array, x[start : start + count, ...], how, None)
+    assert_same(got, to_numpy(expected))
+
+
+@pytest.mark.parametrize("how", COMBINERS)
+def test_chunked_native_scatter_reads_its_updates_first(xp, how):
+    # rows of 65536 elements: NumPy's ufunc.at runs chunk by chunk over these
+    table = (np.arange(3 * 65536, dtype=np.float64).reshape(3, 65536) % 5) + 1
+    x = from_numpy(xp, table)
+    rows = from_numpy(xp, np.array([1, 2]))
+    expected = on_copies(xp, scatter_rows, x, rows, x[0:2, ...], how, True)
+    got = scatter_rows(x, rows, x[0:2, ...], how, None)
+    assert_same(got, to_numpy(expected))
+
+
+def test_at_with_updates_viewing_x(xp):
+    table = np.arange(3.0 * 4).reshape(3, 4) + 1
+    for method in ("set", "add", "multiply", "min", "max"):
+        x = from_numpy(xp, table.copy())
+        expected = getattr(indexops.at(from_numpy(xp, table))[[1, 2]], method)(
+            from_numpy(xp, table[0:2])
+        )
+        got = getattr(indexops.at(x)[[1, 2]], method)(x[0:2, ...], copy=None)
+        assert_same(got, to_numpy(expected))
+
+
+def test_paged_cache_copying_blocks_within_itself(xp):
+    # vLLM's copy_blocks: blocks 0 and 1 of a cache copied into blocks 1 and 2
+    cache = np.arange(4 * 2 * 1 * 3, dtype=np.float32).reshape(4, 2, 1, 3)
+    expected = cache.copy()
+    expected[1:3] = cache[0:2]
+    x = from_numpy(xp, cache.copy())
+    slots = from_numpy(xp, np.array([[2, 3], [4, 5]]))
+    got = indexops.scatter_update(x, -2, slots, x[0:2, ...], copy=None)
+    assert_same(got, expected)
+
+
+def test_window_updates_viewing_the_operand(xp):
+    base = np.arange(10.0)
+    expected = base.copy()
+    expected[1:5] = base[0:4]
+    x = from_numpy(xp, base.copy())
+    assert_same(indexops.dynamic_update_slice(x, x[0:4], (1,), copy=None), expected)
+    expected = base.copy()
+    expected[1::2] = base[0:5]
+    x = from_numpy(xp, base.copy())
+    assert_same(indexops.slice_scatter(x, x[0:5], [1], [10], [2], copy=None), expected)
+
+
+def test_indices_viewing_the_input(xp):
+    # the rows come from the table itself and are overwritten by the write
+    table = np.array([[1, 7], [0, 7], [2, 7]], dtype=np.int64)
+    expected = table.copy()
+    np.add.at(expected, table[:, 0], 5)
+    x = from_numpy(xp, table.copy())
+    got = scatter_rows(x, x[:, 0], from_numpy(xp, np.full((3, 2), 5, np.int64)), "add", None)
+    assert_same(got, expected)
