@@ -40,8 +40,9 @@ def test_scatter_updates_viewing_the_input(xp, rows, width, targets, source, how
     start = min(source, rows - count)
     x = from_numpy(xp, table)
     targets_array = from_numpy(xp, np.array(targets[:count]) % rows)
-    expected = on_copies(xp, scatter_rows, x, targets_array, x[start : start + count, ...], how, True)
-    got = scatter_rows(x, targets_array, x[start : start + count, ...], how, None)
+    window = slice(start, start + count)
+    expected = on_copies(xp, scatter_rows, x, targets_array, x[window, ...], how, True)
+    got = scatter_rows(x, targets_array, x[window, ...], how, None)
     assert_same(got, to_numpy(expected))
 
 

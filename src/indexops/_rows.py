@@ -47,6 +47,8 @@ def write_rows(
     the result is that of their values before the call. ``unique=True`` promises that no
     row repeats among the kept entries.
     """
+    if 0 in (rows.shape[0], *rows_shape):  # nothing to write
+        return x if in_place else backend.copy(x)
     by_blocks = backend.write_rows_by_blocks(x, rows_shape, rows, values, combiner, keep)
     if by_blocks is not None:
         return by_blocks

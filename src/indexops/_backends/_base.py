@@ -193,7 +193,11 @@ class Backend:
         return bool((xp.min(x) >= 0) & (xp.max(x) <= high)) if math.prod(x.shape) else True
 
     def clip(self, x: Array, low: int | None, high: int | None) -> Array:
-        """``x`` clipped to Python-int bounds (either may be None)."""
+        """``x`` clipped to Python-int bounds (either may be None); where ``high < low``
+        (a dim of size 0) every entry becomes ``high``, as ``minimum(maximum(x, low),
+        high)`` gives."""
+        if low is not None and high is not None and high < low:
+            low = high
         return self.xp.clip(x, min=low, max=high)
 
     def where(self, condition: Array, a: Any, b: Any) -> Array:

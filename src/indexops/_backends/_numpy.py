@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from .._cache import static_cache
 from .._combiners import Named
+from .._errors import type_error
 from .._typing import Array
 from ._base import NativeScatter
 
@@ -54,6 +56,22 @@ class NumpyBackend(NativeScatter):
 
     def device(self, x: Array) -> str:
         return "cpu"
+
+    def check_arrays(self, op: str, arrays: dict[str, Array]) -> None:
+        """Refuse the ndarray subclasses whose operators mean something else: a masked
+        array's mask would be dropped by a write and kept by a read, and ``np.matrix``
+        keeps every result 2-D. Other subclasses (``np.memmap``) are plain arrays here."""
+        masked = getattr(sys.modules.get("numpy.ma"), "MaskedArray", ())
+        for name, x in arrays.items():
+            if isinstance(x, (np.matrix, masked)):
+                raise type_error(
+                    op,
+                    name,
+                    f"a {type(x).__module__}.{type(x).__name__}",
+                    "a numpy.ndarray: masks and matrix semantics are not kept, so they are "
+                    "refused; pass np.asarray(x) (for a masked array, x.filled(value) or "
+                    "x.data, with the mask handled apart)",
+                )
 
     def writable(self, x: Array) -> bool:
         return bool(x.flags.writeable)
