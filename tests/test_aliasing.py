@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import ROW_SCATTER, assert_same, from_numpy, to_numpy
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import indexops
@@ -35,6 +35,7 @@ def on_copies(xp, op, x, *args):
     dtype=st.sampled_from(["float64", "int32", "uint16"]),
 )
 def test_scatter_updates_viewing_the_input(xp, rows, width, targets, source, how, dtype):
+    assume(not (callable(how) and dtype == "uint16"))  # torch has no uint16 subtraction
     table = np.arange(rows * width, dtype=dtype).reshape(rows, width) % 7 + 1
     count = min(len(targets), rows - source % rows)
     start = min(source, rows - count)
