@@ -99,7 +99,7 @@ class NumpyBackend(NativeScatter):
         return x if x.shape == shape else x.reshape(shape)
 
     def take_rows(self, table: Array, rows: Array) -> Array:
-        return np.take(table, rows, axis=0)
+        return np.take(table, rows, axis=0)  # guard: take raises for a row outside
 
     def take_rows_clipped(self, table: Array, rows: Array) -> Array:
         # take clips as it reads: as fast as take, where a clip first costs 3-24 % (and
@@ -107,6 +107,7 @@ class NumpyBackend(NativeScatter):
         return np.take(table, rows, axis=0, mode="clip")
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
+        # guards: fancy assignment checks each row, and copies values that overlap table
         if table.shape[1] == 1:  # 1-D fancy assignment is faster than one of [n, 1] rows
             table[:, 0][rows] = values[:, 0]
         else:
@@ -133,6 +134,8 @@ class NumpyBackend(NativeScatter):
         if not table.flags.c_contiguous or rows.shape[0] * table.shape[1] <= _AT_ROWS_MAX_ELEMENTS:
             ufunc.at(table, rows, values)
             return table
+        # element indices of rows outside may wrap into the table (a value unspecified by
+        # the broken promise), never past it: ufunc.at checks every index
         flat, width, pair = table.reshape(-1), table.shape[1], _pair_dtype(table, values, how)
         if pair is not None:
             flat, width = flat.view(pair), width // 2
@@ -159,7 +162,10 @@ def all_in_range(x: np.ndarray, high: int) -> bool:
 def count_distinct(rows: Array, n: int) -> int:
     """How many different values the 1-D ``rows`` (all in ``[0, n)``) hold: a 1-D bitmap,
     set by fancy assignment and counted (m = n / 4 random rows, n = 1M, 4M, 16M: 0.52,
-    1.9-3.2, 18-24 ms; a bitmap kept between calls and ``np.put`` were slower)."""
+    1.9-3.2, 18-24 ms; a bitmap kept between calls and ``np.put`` were slower).
+
+    Guards: the fancy assignment checks each row; the bitmap has ``n`` entries, so
+    callers use it only where ``n`` is at most 64 times the rows (``_rows.py``)."""
     bitmap = np.zeros(n, dtype=np.bool_)
     bitmap[rows] = True
     return int(np.count_nonzero(bitmap))
