@@ -84,17 +84,24 @@ def test_numpy_add_over_more_than_65536_rows_is_exact(dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64", *INTEGER_DTYPES])
 @pytest.mark.parametrize("width", [1, 2, 5, 6])
 @pytest.mark.parametrize("layout", ["contiguous", "strided updates", "strided operand"])
-@pytest.mark.parametrize("at_rows_max", [0, 2**20], ids=["element indices", "ufunc.at on rows"])
+@pytest.mark.parametrize(
+    "at_rows_max, sum_min_width",
+    [(0, 2**20), (2**20, 2**20), (0, 1)],
+    ids=["element indices", "ufunc.at on rows", "integers summed per row"],
+)
 def test_numpy_add_with_duplicates_equals_the_sequence_bit_for_bit(
-    monkeypatch, dtype, width, layout, at_rows_max
+    monkeypatch, dtype, width, layout, at_rows_max, sum_min_width
 ):
     """Floats added in column pairs (as complex numbers) or by ufunc.at on the rows (small
-    adds) and integers summed per row give exactly the sequential sums, signed zeros and
-    NaNs included, across chunk and block boundaries (made small here) and for any memory
-    layout."""
+    adds) and integers by either or summed per row (wide rows) give exactly the sequential
+    sums, signed zeros and NaNs included, across chunk and block boundaries (made small
+    here) and for any memory layout."""
+    if sum_min_width == 1 and np.dtype(dtype).kind == "f":
+        pytest.skip("floats are never summed per row")
     monkeypatch.setattr(_numpy, "_AT_ROWS_MAX_ELEMENTS", at_rows_max)
     monkeypatch.setattr(_numpy, "_AT_CHUNK_ELEMENTS", 16)
     monkeypatch.setattr(_numpy, "_SUM_BLOCK_ELEMENTS", 16)
+    monkeypatch.setattr(_numpy, "_SUM_MIN_WIDTH", sum_min_width)
     rng = np.random.default_rng(width)
     operand = values_of(rng, (6, width), dtype)
     operand[0] = -0.0 if operand.dtype.kind == "f" else 0  # row 0 gets only signed zeros
@@ -457,3 +464,119 @@ def test_replace_with_one_repeated_row_keeps_the_last_write(xp, duplicate_at):
         from_numpy(xp, operand), from_numpy(xp, rows), from_numpy(xp, updates), **ROW_SCATTER
     )
     assert_same(result, expected)
+
+
+def test_numpy_integer_add_by_rows_costs_scratch_in_the_updates_not_the_table(monkeypatch):
+    """A handful of adds into a big table sums per row without a count per table row (a
+    bincount over 2**22 rows held 32 MiB)."""
+    import tracemalloc
+
+    monkeypatch.setattr(_numpy, "_SUM_MIN_WIDTH", 1)
+    monkeypatch.setattr(_numpy, "_AT_ROWS_MAX_ELEMENTS", 0)
+    calls = []
+    monkeypatch.setattr(_numpy, "_add_integer_rows", _Recorder(_numpy._add_integer_rows, calls))
+    table = np.zeros((2**22, 1), dtype=np.int8)
+    rows = np.array([5, 2**22 - 1, 5, 0, 77, 5, 0, 3])
+    values = np.arange(1, 9, dtype=np.int8)[:, None]
+    tracemalloc.start()
+    try:
+        _numpy.NumpyBackend(np).combine_rows(table, rows, values, _numpy.Named.ADD)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(calls) == 1
+    assert peak < 2**16
+    expected = np.zeros(2**22, dtype=np.int8)
+    np.add.at(expected, rows, values[:, 0])
+    np.testing.assert_array_equal(table[:, 0], expected)
+
+
+@pytest.mark.parametrize("bad", [2**63 - 1, 2**31 - 1, 64, -1, -(2**63)])
+def test_numpy_integer_add_checks_rows_before_summing_them(monkeypatch, bad):
+    """A broken promise_in_bounds never reaches the row sums (whose counts once came from
+    np.bincount, which wrote outside its memory): ufunc.at raises or wraps as before."""
+    taken = []
+
+    def refuse(*args):
+        taken.append(args)
+        raise AssertionError("rows outside the table reached the row sums")
+
+    monkeypatch.setattr(_numpy, "_add_integer_rows", refuse)
+    monkeypatch.setattr(_numpy, "_SUM_MIN_WIDTH", 1)
+    monkeypatch.setattr(_numpy, "_AT_ROWS_MAX_ELEMENTS", 0)
+    table = np.zeros((64, 4), dtype=np.int64)
+    rows = np.array([0, bad, 3])
+    values = np.ones((3, 4), dtype=np.int64)
+    try:
+        _numpy.NumpyBackend(np).combine_rows(table, rows, values, _numpy.Named.ADD)
+    except IndexError:
+        pass  # element indices outside the table (some wrap into it: a value unspecified)
+    else:
+        assert table[3].tolist() == [1] * 4
+    assert taken == []
+
+
+ALIAS_ROUTES = [  # (dtype, how, shape, sum_min_width): one route of _combine each
+    ("float64", "add", (3, 65536), 2**20),  # column pairs as complex, chunked
+    ("float64", "multiply", (3, 65536), 2**20),  # chunked element indices
+    ("float32", "min", (3, 65537), 2**20),
+    ("float32", "max", (3, 65537), 2**20),
+    ("int32", "add", (3, 65536), 1),  # integer sums per row, one row per block
+    ("int32", "add", (3, 65536), 2**20),  # integers by ufunc.at
+    ("float64", "multiply", (3, 8), 2**20),  # ufunc.at on the rows (small)
+]
+
+
+@pytest.mark.parametrize("dtype, how, shape, sum_min_width", ALIAS_ROUTES)
+def test_numpy_combine_reads_values_that_view_the_table_before_writing(
+    monkeypatch, dtype, how, shape, sum_min_width
+):
+    """Each route of the NumPy backend's combine, with values that view the rows it
+    writes: the result is that of the updates as they were before the call, even where
+    the rows are processed in chunks (later chunks would read rows an earlier one wrote)."""
+    monkeypatch.setattr(_numpy, "_SUM_MIN_WIDTH", sum_min_width)
+    monkeypatch.setattr(_numpy, "_SUM_BLOCK_ELEMENTS", shape[1])  # one row per block
+    named = {"add": "ADD", "multiply": "MUL", "min": "MIN", "max": "MAX"}[how]
+    ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}[how]
+    rng = np.random.default_rng(2)
+    table = values_of(rng, shape, dtype)
+    expected = table.copy()
+    rows = np.array([1, 2])
+    with np.errstate(all="ignore"):
+        ufunc.at(expected, rows, expected[0:2].copy())
+        _numpy.NumpyBackend(np).combine_rows(table, rows, table[0:2], _numpy.Named[named])
+    assert_bits_equal(table, expected)
+
+
+def test_numpy_combine_reads_rows_that_view_the_table_before_writing(monkeypatch):
+    """Rows that are a column of the integer table written by ufunc.at in chunks: the
+    second chunk's row is the one given, not the one the first chunk's add made of it."""
+    monkeypatch.setattr(_numpy, "_SUM_MIN_WIDTH", 2**20)
+    table = np.zeros((3, 65536), dtype=np.int64)
+    table[1, 0], table[2, 0] = 2, 1
+    rows = table[1:, 0]  # [2, 1]; adding 1 into row 2 would turn rows[1] into 2
+    values = np.ones((2, 65536), dtype=np.int64)
+    expected = table.copy()
+    np.add.at(expected, rows.copy(), values)
+    _numpy.NumpyBackend(np).combine_rows(table, rows, values, _numpy.Named.ADD)
+    np.testing.assert_array_equal(table, expected)
+
+
+@pytest.mark.parametrize("method", ["add", "multiply", "min", "max", "set"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_at_update_from_a_view_of_the_array_written_in_place(method, dtype):
+    """``at(x)[[1, 2]].<method>(x[0:2], copy=False)``: the updates are x's rows as they
+    were before the call (rows 0 and 1; row 1 is written by the first update)."""
+    rng = np.random.default_rng(4)
+    x = values_of(rng, (3, 65536), dtype)
+    expected = x.copy()
+    updates = expected[0:2].copy()
+    with np.errstate(all="ignore"):
+        if method == "set":
+            expected[[1, 2]] = updates
+        else:
+            ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum}.get(method)
+            (ufunc or np.maximum).at(expected, [1, 2], updates)
+        result = getattr(indexops.at(x)[[1, 2]], method)(x[0:2], copy=False)
+    assert result is x
+    assert_bits_equal(x, expected)

@@ -22,7 +22,8 @@ _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Nam
 _AT_CHUNK_ELEMENTS = 2**16
 
 # ...but up to this many elements ufunc.at on the rows themselves costs less than building
-# element indices: 2.4 against 4.4 us for 8 rows of 16 float32, 6.0 against 5.1 for 32
+# element indices: 2.4 against 4.4 us for 8 rows of 16 float32, 6.0 against 5.1 for 32;
+# and than integer sums per row: 3 against 45 us for 8 rows of 32 int8
 _AT_ROWS_MAX_ELEMENTS = 2**8
 
 # Adding complex numbers adds their two float halves, each exactly as a float add would: so
@@ -49,6 +50,11 @@ _SPARSE_MIN_WIDTH = 3
 # Integer add by rows: each written row's updates are summed (in row blocks of this many
 # elements, cache-sized), then every sum is added once with a fancy-index add
 _SUM_BLOCK_ELEMENTS = 2**16
+
+# ...for rows of at least this many elements: narrower, ufunc.at on element indices is
+# faster (NumPy 2.4, int8/int32/int64, k/n 1/4 to 4, medians: 0.1-0.6x at d <= 8,
+# 0.56-1.75x at d = 16, 0.77-4.3x and mostly 1.2-2.5x at d = 32, 0.96-1.9x at d = 64)
+_SUM_MIN_WIDTH = 32
 
 
 class NumpyBackend(NativeScatter):
@@ -111,7 +117,7 @@ class NumpyBackend(NativeScatter):
         return x if x.shape == shape else x.reshape(shape)
 
     def take_rows(self, table: Array, rows: Array) -> Array:
-        return np.take(table, rows, axis=0)
+        return np.take(table, rows, axis=0)  # guard: take raises for a row outside
 
     def take_rows_clipped(self, table: Array, rows: Array) -> Array:
         # take clips as it reads: as fast as take, where a clip first costs 3-24 % (and
@@ -119,6 +125,7 @@ class NumpyBackend(NativeScatter):
         return np.take(table, rows, axis=0, mode="clip")
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
+        # guards: fancy assignment checks each row, and copies values that overlap table
         if table.shape[1] == 1:  # 1-D fancy assignment is faster than one of [n, 1] rows
             table[:, 0][rows] = values[:, 0]
         else:
@@ -129,16 +136,24 @@ class NumpyBackend(NativeScatter):
         return count_distinct(rows, n)
 
     def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array | None:
+        """Combine with ``ufunc.at``, or a faster route of the same result. Guards: each
+        route reads ``rows`` and ``values`` as they were before the call (copied where
+        they may share memory with ``table``: later chunks read them after earlier ones
+        wrote), and hands rows to an unchecked primitive only after :func:`all_in_range`
+        (``ufunc.at``, ``take`` and fancy indexing check bounds themselves)."""
         ufunc = _UFUNCS[how]
         if not _has_at_loop(ufunc, table.dtype):
             return None
-        if how is Named.ADD and table.dtype.kind in "iu" and values.dtype == table.dtype:
+        rows, values = _unshared(table, rows), _unshared(table, values)
+        if _integer_rows_add(table, rows, values, how):
             return _add_integer_rows(table, rows, values)
         if how is Named.ADD and _sparse_product_pays(table, rows, values):
             return _add_by_sparse_product(table, rows, values)
         if not table.flags.c_contiguous or rows.shape[0] * table.shape[1] <= _AT_ROWS_MAX_ELEMENTS:
             ufunc.at(table, rows, values)
             return table
+        # element indices of rows outside may wrap into the table (a value unspecified by
+        # the broken promise), never past it: ufunc.at checks every index
         flat, width, pair = table.reshape(-1), table.shape[1], _pair_dtype(table, values, how)
         if pair is not None:
             flat, width = flat.view(pair), width // 2
@@ -165,7 +180,10 @@ def all_in_range(x: np.ndarray, high: int) -> bool:
 def count_distinct(rows: Array, n: int) -> int:
     """How many different values the 1-D ``rows`` (all in ``[0, n)``) hold: a 1-D bitmap,
     set by fancy assignment and counted (m = n / 4 random rows, n = 1M, 4M, 16M: 0.52,
-    1.9-3.2, 18-24 ms; a bitmap kept between calls and ``np.put`` were slower)."""
+    1.9-3.2, 18-24 ms; a bitmap kept between calls and ``np.put`` were slower).
+
+    Guards: the fancy assignment checks each row; the bitmap has ``n`` entries, so
+    callers use it only where ``n`` is at most 64 times the rows (``_rows.py``)."""
     bitmap = np.zeros(n, dtype=np.bool_)
     bitmap[rows] = True
     return int(np.count_nonzero(bitmap))
@@ -196,6 +214,26 @@ def _as_elements(values: Array, pair: np.dtype | None) -> Array:
     if pair is None:
         return values.reshape(-1)
     return np.ascontiguousarray(values).view(pair).reshape(-1)
+
+
+def _unshared(table: Array, x: Array) -> Array:
+    """``x``, or a copy of it where it may share memory with ``table``."""
+    return np.array(x, copy=True) if np.may_share_memory(table, x) else x
+
+
+def _integer_rows_add(table: Array, rows: Array, values: Array, how: Named) -> bool:
+    """Whether :func:`_add_integer_rows` runs this add: integers in wide rows, more than
+    a small add, every row in the table (guard: one reduction; its last step is a
+    checked fancy index, but a promise broken by a row outside still goes to ``ufunc.at``,
+    which raises as before)."""
+    return (
+        how is Named.ADD
+        and table.dtype.kind in "iu"
+        and values.dtype == table.dtype
+        and table.shape[1] >= _SUM_MIN_WIDTH
+        and rows.shape[0] * table.shape[1] > _AT_ROWS_MAX_ELEMENTS
+        and all_in_range(rows, table.shape[0] - 1)
+    )
 
 
 def _sparse_product_pays(table: Array, rows: Array, values: Array) -> bool:
@@ -257,15 +295,19 @@ def _add_integer_rows(table: Array, rows: Array, values: Array) -> Array:
     The updates of each written row are summed first, then added once: a different order
     of the additions, with the same result, because integer addition (wrapping included)
     is associative. The sums are built by occurrence: the first update of every row, plus
-    the second of rows written at least twice, and so on. Against ufunc.at on workload 2's
-    shapes in int32 (4 runs at 1/16, 1/4 and full size, a busy machine): 1.2-3.5x faster
-    in 11 of the 12, 0.8x once (at 1/4); 4.2 MiB extra at full size.
+    the second of rows written at least twice, and so on. The written rows are the runs
+    of a stable sort of ``rows`` (all in ``[0, n)``: the caller checks), so the work and
+    scratch grow with the updates, not the table. Against ufunc.at on workload 2's shapes
+    in int32 (4 runs at 1/16, 1/4 and full size, a busy machine): 1.2-3.5x faster in 11
+    of the 12, 0.8x once (at 1/4); 4.2 MiB extra at full size.
     """
     order = _stable_order(rows, table.shape[0])
-    counts = np.bincount(rows, minlength=table.shape[0])
-    written = np.flatnonzero(counts)
-    counts = counts[written]
-    firsts = np.cumsum(counts) - counts  # where each written row's updates start in order
+    ordered = rows[order]
+    # the runs of equal rows in sorted order, not a count per table row: the cost is in
+    # the updates (8 updates into 2**24 rows: 0.045 ms, where a bincount took 75)
+    firsts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    counts = np.diff(firsts, append=ordered.shape[0])
+    written = ordered[firsts]
     block = max(1, _SUM_BLOCK_ELEMENTS // max(1, values.shape[1]))
     for start in range(0, written.shape[0], block):
         part = slice(start, start + block)

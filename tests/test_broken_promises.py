@@ -1,0 +1,316 @@
+"""Every host fast path with broken promises, in a child process.
+
+``mode="promise_in_bounds"`` with rows far outside the table, and ``unique_indices=True``
+with duplicates, may give any value or raise an ordinary exception, but never read or
+write outside an array: a crash (abort, segfault, heap corruption) takes the whole child
+down, so the sweep runs in one child per backend and the test checks its exit status.
+The sizes pick each route of the host backends (spies count them), and the same calls
+with ``mode="drop"`` check that the entries in bounds are written right.
+
+Run as a script (``python test_broken_promises.py numpy|torch``) this file is the child:
+it prints one JSON report on its last line.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import json
+import os
+import subprocess
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+ROW_SCATTER = {
+    "update_window_dims": (1,),
+    "inserted_window_dims": (0,),
+    "scatter_dims_to_operand_dims": (0,),
+    "index_vector_dim": 1,
+}
+ROW_GATHER = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,)}
+
+# index dtype: values outside every table below (uint8's 255 is outside all but one)
+BAD_ROWS = {
+    "int64": (2**63 - 1, -(2**63), 2**31 - 1, -1),
+    "int32": (2**31 - 1, -(2**31), -1),
+    "uint64": (2**64 - 1, 2**63),
+    "uint32": (2**32 - 1, 2**31),
+    "uint8": (255,),
+}
+TABLE_DTYPES = (
+    "bool", "int8", "int32", "int64", "uint8", "uint64", "float16", "float32", "float64",
+    "complex64",
+)  # fmt: skip
+
+# (table rows n, row width d, updates k), each picking a route of NumPy's combine and
+# torch's row gather: ufunc.at on the rows (k*d <= 256), element indices (odd d), column
+# pairs (even d), integer sums (d >= 32), the sparse product (k*d >= 2**15, d >= 3,
+# n <= k; also torch's gather through NumPy's take, k*d > 2**15), a 1-D flat ufunc.at
+SHAPES = ((16, 4, 8), (64, 5, 64), (64, 8, 64), (64, 32, 64), (256, 160, 256), (1000, 1, 300))
+
+COMBINERS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
+
+# every route a sweep must take at least once (counted by the child's spies)
+ROUTES = {
+    "numpy": (
+        "ufunc.at on rows", "ufunc.at on elements", "column pairs", "integer sums",
+        "sparse product", "fancy set", "take", "take clipped", "count_distinct",
+    ),
+    "torch": (
+        "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
+        "count_distinct", "index_fill_ bitmap",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_every_host_fast_path_survives_broken_promises(library):
+    if library == "torch":
+        pytest.importorskip("torch")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    child = subprocess.run(
+        [sys.executable, __file__, library], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert child.returncode == 0, f"the child crashed ({child.returncode}):\n{child.stderr[-3000:]}"
+    report = json.loads(child.stdout.splitlines()[-1])
+    print(json.dumps(report["raised"], indent=1))  # which cases raised what (pytest -s)
+    assert report["cases"] > 1000
+    assert report["unexpected"] == [], report["unexpected"][:20]
+    assert report["wrong in bounds"] == [], report["wrong in bounds"][:20]
+    missing = [route for route in ROUTES[library] if not report["routes"].get(route)]
+    assert missing == [], report["routes"]
+
+
+# -- the child -----------------------------------------------------------------------------
+
+
+class Sweep:
+    """Runs cases, records what each raised and which routes ran."""
+
+    def __init__(self, library: str) -> None:
+        import indexops
+
+        self.library = library
+        self.allowed = (indexops.IndexOpsError, IndexError, ValueError, RuntimeError)
+        self.cases = 0
+        self.raised: collections.Counter[str] = collections.Counter()
+        self.unexpected: list[str] = []
+        self.wrong: list[str] = []
+        self.routes: collections.Counter[str] = collections.Counter()
+
+    def run(self, name: str, call: Callable[[], Any]) -> Any:
+        """``call()``; an exception is recorded (by type) instead of raised."""
+        self.cases += 1
+        try:
+            return call()
+        except self.allowed as error:
+            self.raised[f"{name}: {type(error).__name__}"] += 1
+        except Exception as error:  # reported, and the test fails on it
+            self.unexpected.append(f"{name}: {type(error).__name__}: {error}")
+        return None
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "raised": dict(sorted(self.raised.items())),
+            "unexpected": self.unexpected,
+            "wrong in bounds": self.wrong,
+            "routes": dict(self.routes),
+        }
+
+
+def spy(owner: Any, name: str, routes: collections.Counter[str], route: Any) -> None:
+    """Count ``route(*args)`` (a route name or None) on each call of ``owner.name``."""
+    function = getattr(owner, name)
+
+    def spied(*args: Any, **kwargs: Any) -> Any:
+        found = route(*args, **kwargs)
+        if found:
+            routes[found] += 1
+        return function(*args, **kwargs)
+
+    setattr(owner, name, spied)
+
+
+class _CountedUfunc:
+    """A ufunc whose ``at`` on a 2-D table counts as the route on rows."""
+
+    def __init__(self, ufunc: np.ufunc, routes: collections.Counter[str]) -> None:
+        self.ufunc, self.routes = ufunc, routes
+
+    def at(self, table: Any, *args: Any) -> None:
+        self.routes["ufunc.at on rows" if table.ndim == 2 else "ufunc.at on elements"] += 1
+        self.ufunc.at(table, *args)
+
+
+def spy_numpy(routes: collections.Counter[str]) -> None:
+    from indexops._backends import _numpy
+
+    _numpy._UFUNCS = {how: _CountedUfunc(f, routes) for how, f in _numpy._UFUNCS.items()}
+    spy(_numpy, "_add_integer_rows", routes, lambda *a: "integer sums")
+    spy(_numpy, "_add_by_sparse_product", routes, lambda *a: "sparse product")
+    spy(_numpy, "_as_elements", routes, lambda values, pair: pair is not None and "column pairs")
+    spy(_numpy, "count_distinct", routes, lambda *a: "count_distinct")
+    backend = _numpy.NumpyBackend
+    spy(backend, "_set", routes, lambda *a: "fancy set")
+    spy(backend, "take_rows", routes, lambda *a: "take")
+    spy(backend, "take_rows_clipped", routes, lambda *a: "take clipped")
+
+
+def spy_torch(routes: collections.Counter[str]) -> None:
+    import torch
+
+    from indexops._backends import _torch
+
+    spy(_torch, "count_distinct", routes, lambda *a: "count_distinct")
+    _torch.np = types.SimpleNamespace(**vars(np))  # its own take to spy on
+    for method, route in [
+        ("index_add_", "index_add_"),
+        ("scatter_reduce_", "scatter_reduce_"),
+        ("index_copy_", "index_copy_"),
+        ("index_select", "index_select"),
+        ("index_fill_", "index_fill_ bitmap"),
+    ]:
+        spy(torch.Tensor, method, routes, lambda *a, route=route, **k: route)
+    spy(_torch.np, "take", routes, lambda *a, **k: "NumPy take")
+
+
+def rows_with(bad: tuple[int, ...], index_dtype: str, n: int, k: int, seed: int) -> np.ndarray:
+    """``k`` rows in ``[0, n)`` (repeating), ``bad`` values at a few places, as ``[k, 1]``."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, min(n, np.iinfo(index_dtype).max + 1), size=k).astype(object)
+    for j, value in enumerate(bad):
+        rows[(j * 7 + 1) % k] = value
+    return np.array(rows.tolist(), dtype=index_dtype)[:, None]
+
+
+def sweep_numpy_like(sweep: Sweep, convert: Callable[[np.ndarray], Any]) -> None:
+    """Every op on every table dtype, shape and kind of broken row index."""
+    import indexops
+
+    for n, d, k in SHAPES:
+        for dtype in TABLE_DTYPES:
+            rng = np.random.default_rng(n + d)
+            table = rng.integers(1, 3, size=(n, d)).astype(dtype)
+            updates = rng.integers(1, 3, size=(k, d)).astype(dtype)
+            for index_dtype, bad in BAD_ROWS.items():
+                rows = rows_with(bad, index_dtype, n, k, seed=k)
+                where = f"[{n}, {d}] {dtype} rows {index_dtype}"
+                broken_promises(sweep, convert, where, table, rows, updates)
+                in_bounds_of_drop(sweep, convert, where, table, rows, updates)
+            duplicates = convert(rows_with((), "int64", n, k, seed=1))
+            for how in (None, *COMBINERS):
+                sweep.run(
+                    f"scatter {how} unique_indices=True with duplicates",
+                    functools.partial(
+                        indexops.scatter, convert(table), duplicates, convert(updates),
+                        update_computation=how, unique_indices=True, **ROW_SCATTER,
+                    ),
+                )  # fmt: skip
+
+
+def broken_promises(
+    sweep: Sweep, convert: Callable, where: str, table: Any, rows: Any, updates: Any
+) -> None:
+    """Each op with ``mode="promise_in_bounds"`` (or its own bad input) and bad ``rows``."""
+    import indexops
+
+    x, r, u, flat = convert(table), convert(rows), convert(updates), convert(rows[:, 0])
+    width = table.shape[1]
+    calls = {
+        **{
+            f"scatter {how}": lambda how=how: indexops.scatter(
+                x, r, u, update_computation=how, mode="promise_in_bounds", **ROW_SCATTER
+            )
+            for how in (None, *COMBINERS)
+        },
+        **{
+            f"gather {mode}": lambda mode=mode: indexops.gather(
+                x, r, **ROW_GATHER, index_vector_dim=1, slice_sizes=(1, width), mode=mode
+            )
+            for mode in ("promise_in_bounds", "clip")
+        },
+        "at get": lambda: indexops.at(x)[flat].get(mode="promise_in_bounds"),
+        "at add": lambda: indexops.at(x)[flat].add(1, mode="promise_in_bounds", copy=False),
+        "at set": lambda: indexops.at(x)[flat].set(u, mode="promise_in_bounds"),
+        "scatter_update": lambda: indexops.scatter_update(x, -2, convert(rows.T), u),
+        "dynamic_slice": lambda: indexops.dynamic_slice(x, (r[1, 0], r[0, 0]), (1, width)),
+        "dynamic_update_slice": lambda: indexops.dynamic_update_slice(x, u[:1], (r[1, 0], r[0, 0])),
+    }
+    for name, call in calls.items():
+        sweep.run(f"{name} {where}", call)
+
+
+def in_bounds_of_drop(
+    sweep: Sweep, convert: Callable, where: str, table: Any, rows: Any, updates: Any
+) -> None:
+    """Each combiner with ``mode="drop"``: the entries in bounds are applied, exactly."""
+    from helpers import to_numpy
+
+    import indexops
+
+    inside = (rows[:, 0] >= 0) & (rows[:, 0] < table.shape[0])
+    for how, ufunc in COMBINERS.items():
+        # indexops refuses named combiners on bool, and ordering complex numbers
+        refused = table.dtype == bool or (table.dtype.kind == "c" and how in ("min", "max"))
+        expected = table.copy()
+        with np.errstate(all="ignore"):
+            if not refused:
+                ufunc.at(expected, rows[inside, 0].astype(np.int64), updates[inside])
+            result = sweep.run(
+                f"drop {how} {where}",
+                lambda how=how: indexops.scatter(
+                    convert(table), convert(rows), convert(updates), update_computation=how,
+                    mode="drop", **ROW_SCATTER,
+                ),
+            )  # fmt: skip
+        got = None if result is None else to_numpy(result)
+        if not refused and not np.array_equal(got, expected, equal_nan=True):
+            sweep.wrong.append(f"drop {how} {where}")
+
+
+def torch_bitmap_case(sweep: Sweep) -> None:
+    """Replace into more than 2**20 rows on two threads: torch's index_fill_ bitmap."""
+    import torch
+
+    import indexops
+
+    n, k = 2**20 + 8, 2**14 + 1
+    rows = rows_with(BAD_ROWS["int64"], "int64", n, k, seed=3)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        for mode in ("promise_in_bounds", "drop"):
+            sweep.run(
+                f"torch bitmap replace {mode}",
+                lambda mode=mode: indexops.scatter(
+                    torch.zeros(n, 1), torch.from_numpy(rows), torch.ones(k, 1),
+                    mode=mode, **ROW_SCATTER,
+                ),
+            )  # fmt: skip
+    finally:
+        torch.set_num_threads(before)
+
+
+def main(library: str) -> None:
+    sweep = Sweep(library)
+    if library == "numpy":
+        spy_numpy(sweep.routes)
+        sweep_numpy_like(sweep, np.asarray)
+    else:
+        import torch
+
+        spy_torch(sweep.routes)
+        torch.set_num_threads(1)  # torch's gather through NumPy's take
+        sweep_numpy_like(sweep, torch.from_numpy)
+        torch_bitmap_case(sweep)
+    print(json.dumps(sweep.report()))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
