@@ -182,7 +182,7 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
 def _past_the_end(backend: Backend, index: Array, rows: Array, slots: int) -> Exception:
     """The error for the first slot past the end (values on the host)."""
     position = int(backend.xp.nonzero(rows >= slots)[0][0])
-    slot = int(index[divmod(position, index.shape[1])])
+    slot = int(backend.to_numpy(index)[divmod(position, index.shape[1])])  # uint64 too
     return _slot_error(index.shape[1], slots, position, slot)
 
 

@@ -20,7 +20,7 @@ def to_index(backend: Backend, x: Array) -> Array:
     xp, dtype = backend.xp, backend.index_dtype()
     if x.dtype == dtype:
         return x
-    wide = xp.astype(x, dtype)
+    wide = backend.astype(x, dtype)
     top = xp.iinfo(dtype).max
     if backend.has_kind(x.dtype, "unsigned integer") and backend.iinfo(x.dtype).max > top:
         wide = backend.where(wide < 0, top, wide)

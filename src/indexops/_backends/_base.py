@@ -176,6 +176,10 @@ class Backend:
 
         return _dtypes.holds(dtype, value)
 
+    def astype(self, x: Array, dtype: Any) -> Array:
+        """``xp.astype``; integers that do not fit ``dtype`` wrap (two's complement)."""
+        return self.xp.astype(x, dtype)
+
     def index_dtype(self) -> Any:
         """The dtype of positions and start indices."""
         return self.xp.int64

@@ -93,6 +93,11 @@ class TorchBackend(NativeScatter):
         if ok.device.type != "meta":
             torch._assert_async(ok, message)  # a device-side assert: no sync
 
+    def astype(self, x: Array, dtype: Any) -> Array:
+        if x.dtype == torch.uint64 and dtype == torch.int64:  # torch refuses to wrap these
+            return x.view(torch.int64)
+        return x.to(dtype)
+
     def index_dtype(self) -> Any:
         return torch.int64
 
