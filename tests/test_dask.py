@@ -8,6 +8,7 @@ raised when the graph runs, and a real ``distributed`` cluster of two worker pro
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -179,6 +180,114 @@ def test_empty_updates_return_the_operand_values():
     for result in results:
         assert result.chunks == x.chunks
         np.testing.assert_array_equal(result.compute(), operand)
+
+
+# -- arguments the Dask backend refuses, by name, before any work ---------------------------
+
+TABLE_6 = np.arange(12.0).reshape(6, 2)
+ROWS_6 = np.array([[1], [4], [1]])
+UPDATES_3 = np.arange(6.0).reshape(3, 2) + 100
+
+# (op in messages, call by argument name, NumPy arguments by the names errors give them)
+NAMED_CALLS: list[tuple[str, Callable[..., Any], dict[str, np.ndarray]]] = [
+    (
+        "scatter",
+        lambda input, scatter_indices, updates: indexops.scatter(
+            input, scatter_indices, updates, **ROW_SCATTER, update_computation="add"
+        ),
+        {"input": TABLE_6, "scatter_indices": ROWS_6, "updates": UPDATES_3},
+    ),
+    (
+        "gather",
+        lambda operand, start_indices: indexops.gather(
+            operand, start_indices, **ROW_GATHER, slice_sizes=(1, 2)
+        ),
+        {"operand": TABLE_6, "start_indices": ROWS_6},
+    ),
+    (
+        "scatter_update",
+        lambda input, index, src: indexops.scatter_update(input, -2, index, src, copy=True),
+        {"input": TABLE_6, "index": np.array([[1, 4, 1]]), "src": UPDATES_3},
+    ),
+    (
+        "slice_scatter",
+        lambda data, updates: indexops.slice_scatter(data, updates, [0], [3], [1]),
+        {"data": TABLE_6, "updates": UPDATES_3},
+    ),
+    (
+        "dynamic_slice",
+        lambda operand, start_indices: indexops.dynamic_slice(operand, start_indices, (2, 2)),
+        {"operand": TABLE_6, "start_indices": np.array([3, 0])},
+    ),
+    (
+        "dynamic_update_slice",
+        lambda operand, update, start_indices: indexops.dynamic_update_slice(
+            operand, update, start_indices
+        ),
+        {"operand": TABLE_6, "update": UPDATES_3, "start_indices": np.array([3, 0])},
+    ),
+    ("at.get", lambda x, idx: indexops.at(x)[idx, 1].get(), {"x": TABLE_6, "idx": ROWS_6[:, 0]}),
+    (
+        "at.add",
+        lambda x, idx, y: indexops.at(x)[idx].add(y),
+        {"x": TABLE_6, "idx": ROWS_6[:, 0], "y": UPDATES_3},
+    ),
+    ("at.set", lambda x, y: indexops.at(x)[1:4].set(y), {"x": TABLE_6, "y": UPDATES_3}),
+]
+NAMED_IDS = [call[0] for call in NAMED_CALLS]
+
+
+def unknown_chunks(a: np.ndarray) -> Any:
+    """``a`` as a Dask array whose chunk sizes along dim 0 are unknown (shape ``(nan, ...)``),
+    as boolean indexing leaves them."""
+    x = chunked(a)
+    return x[chunked(np.ones(a.shape[0], bool))]
+
+
+@pytest.mark.parametrize(("op", "fn", "args"), NAMED_CALLS, ids=NAMED_IDS)
+def test_unknown_chunk_sizes_are_named_on_every_call(op, fn, args):
+    for name in args:
+        given = {k: unknown_chunks(a) if k == name else chunked(a) for k, a in args.items()}
+        assert np.isnan(given[name].shape[0])
+        for _ in range(2):  # no executor is kept for a shape with nan: the check runs again
+            with (
+                dask.config.set(scheduler=_no_compute),
+                pytest.raises(indexops.IndexOpsValueError) as error,
+            ):
+                fn(**given)
+            assert str(error.value).startswith(f"{op}: {name}.shape=(nan")
+            assert f"call {name}.compute_chunk_sizes() first" in str(error.value)
+        given[name].compute_chunk_sizes()  # Dask's own fix, as the message says
+        with dask.config.set(scheduler=_no_compute):
+            result = fn(**given)
+        expected = fn(**{k: a.copy() for k, a in args.items()})
+        np.testing.assert_array_equal(result.compute(), expected)
+
+
+INDEX_ARGUMENTS = {"scatter_indices", "start_indices", "index", "idx"}
+
+
+@pytest.mark.parametrize(("op", "fn", "args"), NAMED_CALLS, ids=NAMED_IDS)
+def test_numpy_next_to_dask_only_as_index_arrays(op, fn, args):
+    expected = fn(**{k: a.copy() for k, a in args.items()})
+    for dask_ones in itertools.product((False, True), repeat=len(args)):
+        if not any(dask_ones):
+            continue
+        given = {k: chunked(a) if d else a for (k, a), d in zip(args.items(), dask_ones)}
+        misplaced = [k for k, d in zip(args, dask_ones) if not d and k not in INDEX_ARGUMENTS]
+        if not misplaced:
+            with dask.config.set(scheduler=_no_compute):
+                result = fn(**given)
+            assert isinstance(result, da.Array)
+            np.testing.assert_array_equal(result.compute(), expected)
+            continue
+        with pytest.raises(indexops.IndexOpsTypeError) as error:
+            fn(**given)
+        message = str(error.value)
+        named = message.removeprefix(f"{op}: ").split("={")[0].split(", ")
+        assert set(named) <= set(misplaced), message  # some are seen later (at, starts)
+        assert "'numpy.ndarray'" in message and "'dask.array.core.Array'" in message
+        assert "NumPy arrays may stand only for index arrays" in message
 
 
 # -- a distributed cluster ------------------------------------------------------------------

@@ -369,13 +369,19 @@ class At:
 
     # -- shared by the methods ------------------------------------------------------------
 
-    def _lowered(self, op: str) -> tuple[Backend, IndexPlan, Array]:
-        """The backend, the cached plan of the index expression, and its start indices."""
+    def _lowered(self, op: str, y: Any = None) -> tuple[Backend, IndexPlan, Array]:
+        """The backend, the cached plan of the index expression, and its start indices.
+
+        The backend checks the arrays of the call first (``y`` too, where it is an array of
+        ``x``'s type: one of another type gets :func:`backend_for`'s checks later)."""
         if self._idx is _NO_INDEX:
             raise type_error(op, "idx", "no index", "an index: at(x)[idx] or at(x, idx)")
         x = self._x
         backend = backend_for(op, x=x)
         parts, arrays = parse_index(op, backend, x, self._idx)
+        names = ["idx"] if len(arrays) == 1 else [f"idx (array {k})" for k in range(len(arrays))]
+        checked = {"x": x, **dict(zip(names, arrays)), **({"y": y} if type(y) is type(x) else {})}
+        backend.check_arrays(op, checked)  # arrays of x's type skip backend_for's check
         plan = index_plan(op, tuple(x.shape), parts)
         return backend, plan, start_indices(backend, plan, arrays, x)
 
@@ -394,7 +400,7 @@ class At:
         """One scatter with ``computation``; ``kinds``: the dtype kinds ``x`` may have."""
         x = self._x
         scatter_mode = _mode(ScatterMode, op, mode, "drop", _UPDATE_ALIASES)
-        backend, plan, starts = self._lowered(op)
+        backend, plan, starts = self._lowered(op, y)
         if kinds is not None and not any(backend.has_kind(x.dtype, kind) for kind in kinds):
             raise type_error(op, "x.dtype", str(x.dtype), f"a dtype of kind {' or '.join(kinds)}")
         writes_in_place(backend, op, x, copy, name="x")

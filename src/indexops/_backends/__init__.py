@@ -59,8 +59,11 @@ def _compiled_torch(arrays: dict[str, Array]) -> Backend | None:
 
 
 def _dask_with_numpy(op: str, arrays: dict[str, Array]) -> Backend | None:
-    """The Dask backend for Dask arrays mixed with NumPy arrays (index values known on the
-    host); None for any other mix."""
+    """The Dask backend for Dask arrays mixed with NumPy arrays; None for any other mix.
+
+    Its ``check_arrays`` then refuses NumPy arrays other than index arrays (whose values
+    are read on the host while the graph is built).
+    """
     lazy = [x for x in arrays.values() if compat.is_dask_array(x)]
     if lazy and all(compat.is_dask_array(x) or compat.is_numpy_array(x) for x in arrays.values()):
         return _BY_TYPE.get(type(lazy[0])) or _make(_namespace(op, {"a": lazy[0]}), lazy[0])

@@ -10,10 +10,12 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+import array_api_compat as compat
 import dask.array as da
 import numpy as np
 
 from .._combiners import Combiner
+from .._errors import type_error, value_error
 from .._typing import Array
 from . import _dask_graph
 from ._base import Backend, ValuesUnknown
@@ -39,12 +41,33 @@ class _Namespace(ModuleType):
         return da.empty(tuple(0 if n == -1 else n for n in shape), dtype=x.dtype)
 
 
+# the arguments that may be NumPy arrays next to Dask ones (their values are read while
+# the graph is built); "start_indices[0]", "idx (array 1)" and the like count too
+INDEX_ARGUMENTS = ("scatter_indices", "start_indices", "index", "idx")
+
+
 class DaskBackend(Backend):
     name = "dask"
     chunks_generic = False  # the generic_only() test hook: chunks get the generic backend
 
     def __init__(self, xp: ModuleType) -> None:
         super().__init__(_Namespace(xp))
+
+    def check_arrays(self, op: str, arrays: dict[str, Array]) -> None:
+        """Beyond the base checks: NumPy arrays only as index arrays, and only Dask arrays
+        whose chunk sizes are known (a graph is built from them)."""
+        _check_numpy_roles(op, arrays)
+        for name, x in arrays.items():
+            if any(math.isnan(n) for n in x.shape):
+                raise value_error(
+                    op,
+                    f"{name}.shape",
+                    tuple(x.shape),
+                    "a shape Dask knows; this array's chunk sizes are unknown (as after "
+                    f"boolean indexing): call {name.split()[0]}.compute_chunk_sizes() first, "
+                    "which computes them",
+                )
+        super().check_arrays(op, arrays)
 
     def writable(self, x: Array) -> bool:
         return False
@@ -101,3 +124,23 @@ class DaskBackend(Backend):
 
             return backend_for("indices", indices=indices)
         return self
+
+
+def _check_numpy_roles(op: str, arrays: dict[str, Array]) -> None:
+    """Raise a named error for NumPy arrays next to Dask ones other than index arrays
+    (docs/beyond_one_machine.md: a Dask operand takes NumPy indices)."""
+    misplaced = [
+        name
+        for name, x in arrays.items()
+        if compat.is_numpy_array(x) and not name.startswith(INDEX_ARGUMENTS)
+    ]
+    if misplaced:
+        found = {name: f"{type(x).__module__}.{type(x).__name__}" for name, x in arrays.items()}
+        raise type_error(
+            op,
+            ", ".join(misplaced),
+            found,
+            "Dask arrays, where NumPy arrays may stand only for index arrays "
+            f"({', '.join(INDEX_ARGUMENTS)}) next to Dask ones; wrap the others with "
+            "dask.array.from_array, or compute the Dask ones",
+        )
