@@ -119,16 +119,34 @@ def test_cli_run_2d_pypto_rules_and_plot(capsys, tmp_path):
     [
         (["plan", "--input", "12xq"], "argument --input: '12xq' is not a shape"),
         (["plan", "--index", "8"], "argument --index: '8' is not an index shape"),
+        (["plan", "--input", "4_0x4"], "argument --input: '4_0x4' is not a shape"),
         (["plan", "--top", "0"], "argument --top: '0' is not a positive whole number"),
-        # a dtype no one knows: the IndexOpsTypeError's text, as argparse prints errors
+        (["plan", "--top", "²"], "argument --top: '²' is not a positive whole number"),
+        (["run", "--seed", "-1"], "argument --seed: '-1' is not a non-negative whole number"),
+        # padding is the fraction of slots that are -1
+        (["run", "--padding", "1.5"], "argument --padding: '1.5' is not a fraction from 0 to 1"),
+        (["run", "--padding", "-5"], "argument --padding: '-5' is not a fraction from 0 to 1"),
+        (["run", "--padding", "nan"], "argument --padding: 'nan' is not a fraction from 0 to 1"),
+        # a dtype no one knows: the IndexOpsTypeError's text with the dtypes the rules allow
         (
             ["check", "--input", "256x128x1x576", "--index", "8x256", "--dtype", "bf17"],
-            "argument --dtype: indexops_npu: dtype='bf17' is not allowed",
+            "argument --dtype: indexops_npu: dtype='bf17' is not allowed: one of "
+            "['fp32', 'fp16', 'bf16', 'int32', 'int16'] (int8 under --rules pypto-0.2.0)\n",
         ),
-        (["run", "--index-dtype", "int9"], "argument --index-dtype: indexops_npu: index_dtype="),
+        (
+            ["run", "--index-dtype", "int9"],
+            "argument --index-dtype: indexops_npu: index_dtype='int9' is not allowed: one of "
+            "['int64', 'int32', 'int16']\n",
+        ),
         # values found bad after parsing: an IndexOpsError from the planner or the check
         (["plan", "--dtype", "fp64"], "rejected under rules='doc': [dtype] dtype=fp64"),
         (["check", "--input", "8x4x2", "--index", "2x2"], "input must be 2-D"),
+        (["plan", "--input=-4x8"], "[negative_dim] input_shape=(-4, 8) has a negative dimension"),
+        (["check", "--index", "0x2"], "[empty] index_shape=(0, 2): PyPTO does not support empty"),
+        (
+            ["run", "--input", "40000x8", "--index", "4x8", "--index-dtype", "int16"],
+            "index_dtype=int16 cannot hold the slots of the 40000 rows of input (40000, 8)",
+        ),
         (["run", "--input", "4x8x1x200000", "--index", "2x2"], "no legal tiling"),
     ],
 )
@@ -140,6 +158,52 @@ def test_cli_bad_arguments_exit_2_as_argparse_does(capsys, argv, message):
     assert err.startswith(f"usage: indexops-npu {argv[0]}")
     assert f"indexops-npu {argv[0]}: error: " in err and message in err
     assert "Traceback" not in err
+
+
+def test_cli_plot_path_is_checked_before_the_run(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    for path, message in [
+        ("no-such-dir/x.png", "argument --plot: 'no-such-dir/x.png': no folder 'no-such-dir'"),
+        (str(tmp_path), f"argument --plot: '{tmp_path}' is a folder: name a file in it"),
+        (str(tmp_path / "x.xyz"), f"argument --plot: '{tmp_path / 'x.xyz'}': matplotlib saves no"),
+    ]:
+        with pytest.raises(SystemExit) as exit:
+            main(["run", "--plot", path])
+        assert exit.value.code == 2
+        out, err = capsys.readouterr()
+        assert out == "" and f"indexops-npu run: error: {message}" in err
+
+
+def run_cli(*argv: str, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "indexops_npu", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("command", ["plan", "check"])
+def test_cli_huge_s_is_rejected_at_once(command):
+    # listing the divisors of s = 2**40 by trial division up to s never ended
+    done = run_cli(command, "--input", "64x8", "--index", "4x1099511627776", timeout=10)
+    assert done.returncode == 2
+    assert (
+        f"indexops-npu {command}: error: plan_scatter_update: rejected under rules='doc': "
+        "[size_limit] src_shape=(4398046511104, 8) has 35184372088832 elements"
+    ) in done.stderr
+
+
+def test_cli_divisors_of_a_large_legal_s_come_at_once():
+    s = 3 * 2**29
+    done = run_cli(
+        "check", "--input", f"{s}x1", "--index", f"1x{s}", "--dtype", "fp32",
+        "--view", f"{s}x1", "--tile", "5x1", timeout=10,
+    )  # fmt: skip
+    assert done.returncode == 1
+    divisors = [2**k * m for m in (1, 3) for k in range(30)]
+    assert f"tileS must be a divisor of s={s}: one of {sorted(divisors)}" in done.stdout
 
 
 def test_random_problem_is_a_decode_write():

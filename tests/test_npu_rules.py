@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from indexops_npu import ATLAS_A2, ATLAS_A3, KINDS, Hardware, check_scatter_update
+from indexops_npu.tiling import divisors
 
 from indexops import IndexOpsTypeError, IndexOpsValueError
 from indexops._extension import scatter_update_src_shape
@@ -121,6 +122,8 @@ VIOLATIONS = [
     ("rank", ST_2D, dict(index_shape=(10,))),
     ("empty", ST_2D, dict(index_shape=(0, 2), src_shape=(0, 8))),
     ("empty", CACHE_4D, dict(input_shape=(0, 8, 1, 16))),
+    ("negative_dim", ST_2D, dict(input_shape=(-15, 8))),
+    ("negative_dim", CACHE_4D, dict(index_shape=(3, -4), src_shape=(3, -4, 1, 16))),
     ("size_limit", ST_2D, dict(input_shape=(2**28, 8))),
     ("dtype", ST_2D, dict(dtype="fp64")),
     ("dtype", ST_2D, dict(dtype="int64")),
@@ -155,6 +158,37 @@ def test_each_violation_kind(kind, base, changes):
     assert any(
         word in message for word in ("use", "cast", "pass", "split", "skip", "expected", "must")
     )
+
+
+def test_negative_dims_are_not_called_empty():
+    result = check(CACHE_4D, index_shape=(3, -4), src_shape=(3, -4, 1, 16))
+    assert result.kinds == ("negative_dim", "negative_dim")
+    assert "index_shape=(3, -4) has a negative dimension" in str(result)
+    assert "empty" not in str(result)
+
+
+def test_a_call_over_the_size_limit_is_not_tiled():
+    # its s may be too large to list the divisors of (the CLI tests time a huge one)
+    huge = dict(ST_2D, index_shape=(4, 2**27), src_shape=(2**29, 8), tile_shape=(3, 8))
+    result = check(huge)
+    assert result.kinds == ("size_limit",) and result.ub_bytes is None
+
+
+def test_a_2d_tile_lists_the_divisors_of_s():
+    s = 2**4 * 3 * 7**2
+    big = dict(ST_2D, input_shape=(s, 1), index_shape=(1, s), src_shape=(s, 1),
+               view_shape=(s, 1), tile_shape=(5, 1))  # fmt: skip
+    (violation,) = check(big).violations
+    assert violation.kind == "tile_invalid"
+    expected = [n for n in range(1, s + 1) if s % n == 0]
+    assert violation.message.endswith(f"tileS must be a divisor of s={s}: one of {expected}")
+
+
+def test_divisors_from_prime_factors():
+    for n in range(1, 1500):
+        assert divisors(n) == [k for k in range(1, n + 1) if n % k == 0]
+    assert divisors(2**31 - 1) == [1, 2**31 - 1]  # a prime: trial division up to its root
+    assert divisors(2**30 * 2) == [2**k for k in range(32)]
 
 
 def test_every_kind_is_tested():

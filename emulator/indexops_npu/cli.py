@@ -11,16 +11,21 @@ differs, exits with 1.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import math
+import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 import indexops
 from indexops import IndexOpsError, IndexOpsValueError
-from indexops._extension import scatter_update_src_shape
+from indexops._extension import scatter_update_src_shape, type_error
 
-from .dtypes import dtype_name, numpy_dtype
+from .dtypes import INDEX_DTYPES, LOOSE_VALUE_DTYPES, VALUE_DTYPES, dtype_name, numpy_dtype
 from .execute import emulate_scatter_update
 from .hardware import PROFILES
 from .plan import Plan, plan_scatter_update
@@ -41,17 +46,22 @@ class Problem:
         return scatter_update_src_shape(self.input_shape, self.index_shape)
 
 
+_LOOSE_NOTE = f" ({', '.join(LOOSE_VALUE_DTYPES)} under --rules pypto-0.2.0)"
+
 DEFAULT = Problem((512, 128, 1, 576), (64, 2), "bf16", "int64")
 """Decode step of a DeepSeek-style MLA model: 64 sequences write 2 tokens each (one decoded,
 one multi-token-prediction draft) into a paged latent cache of 512 blocks of 128 slots,
 ``d = 576`` (512 latent + 64 RoPE) in bf16, with int64 slots."""
 
 
+_WHOLE = re.compile(r"-?[0-9]+")
+
+
 def _shape(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a shape like 256x128x1x576") from None
+    parts = text.lower().split("x")
+    if not all(_WHOLE.fullmatch(part) for part in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a shape like 256x128x1x576")
+    return tuple(int(part) for part in parts)
 
 
 def _index_shape(text: str) -> tuple[int, int]:
@@ -61,22 +71,58 @@ def _index_shape(text: str) -> tuple[int, int]:
     return shape[0], shape[1]
 
 
-def _dtype(arg: str) -> Callable[[str], str]:
-    """An argparse type: the canonical dtype name, or argparse's error with ours as text."""
+def _dtype(arg: str, allowed: Sequence[str], note: str = "") -> Callable[[str], str]:
+    """An argparse type: the canonical dtype name; a name no one knows gets the ``allowed``
+    ones (and ``note``) in argparse's error."""
 
     def convert(text: str) -> str:
         try:
             return dtype_name(text, arg)
-        except IndexOpsError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
+        except IndexOpsError:
+            error = type_error("indexops_npu", arg, text, f"one of {list(allowed)}{note}")
+            raise argparse.ArgumentTypeError(str(error)) from None
 
     return convert
 
 
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return int(text)
+def _whole(least: int, what: str) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``least``, ``what`` in the error."""
+
+    def convert(text: str) -> int:
+        if not _WHOLE.fullmatch(text) or int(text) < least:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {what} whole number")
+        return int(text)
+
+    return convert
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction from 0 to 1")
+    return value
+
+
+def _image_path(text: str) -> str:
+    """An argparse type: where to save a figure, checked before the run that draws it."""
+    path = Path(text)
+    if not (path.parent.is_dir() and os.access(path.parent, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"{text!r}: no folder {str(path.parent)!r} to write in")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder: name a file in it")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise argparse.ArgumentTypeError("drawing needs matplotlib: pip install indexops[plot]")
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if path.suffix and path.suffix[1:].lower() not in formats:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: matplotlib saves no {path.suffix} files, only {', '.join(formats)}"
+        )
+    return text
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -97,22 +143,22 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         )
         sub.add_argument(
             "--dtype",
-            type=_dtype("dtype"),
+            type=_dtype("dtype", VALUE_DTYPES, _LOOSE_NOTE),
             default=DEFAULT.dtype,
-            help="fp32, fp16, bf16, int32, int16 (int8 under --rules pypto-0.2.0)",
+            help=f"{', '.join(VALUE_DTYPES)}{_LOOSE_NOTE}",
         )
         sub.add_argument(
             "--index-dtype",
-            type=_dtype("index_dtype"),
+            type=_dtype("index_dtype", INDEX_DTYPES),
             default=DEFAULT.index_dtype,
-            help="int64, int32, int16",
+            help=", ".join(INDEX_DTYPES),
         )
         sub.add_argument("--hardware", choices=sorted(PROFILES), default="a2")
         sub.add_argument("--rules", choices=RULES, default="doc")
         if name == "plan":
             sub.add_argument(
                 "--top",
-                type=_positive,
+                type=_whole(1, "positive"),
                 default=10,
                 help="how many tilings to show, each with why it costs what it does",
             )
@@ -120,9 +166,11 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         sub.add_argument("--view", type=_shape, help="ViewShape (default: the best plan's)")
         sub.add_argument("--tile", type=_shape, help="TileShape (default: the best plan's)")
         if name == "run":
-            sub.add_argument("--seed", type=int, default=0)
-            sub.add_argument("--padding", type=float, default=0.1, help="fraction of -1 slots")
-            sub.add_argument("--plot", metavar="PNG", help="save the plan drawing here")
+            sub.add_argument("--seed", type=_whole(0, "non-negative"), default=0)
+            sub.add_argument("--padding", type=_fraction, default=0.1, help="fraction of -1 slots")
+            sub.add_argument(
+                "--plot", type=_image_path, metavar="PNG", help="save the plan drawing here"
+            )
     return parser, subs
 
 
@@ -232,19 +280,29 @@ def random_problem(
     4-D: each sequence (index row) writes consecutive slots of its own block, as a decode
     step appends to each sequence's last page; 2-D: distinct random rows. A ``padding``
     fraction of slots is -1.
+
+    Raises
+    ------
+    IndexOpsValueError
+        When the index dtype cannot hold every row number of the input.
     """
-    rng = np.random.default_rng(seed)
     b, s = problem.index_shape
-    shape = problem.input_shape
+    shape, rows = problem.input_shape, math.prod(problem.input_shape[:-1])
+    index_type = numpy_dtype(problem.index_dtype)
+    if rows - 1 > np.iinfo(index_type).max:
+        raise IndexOpsValueError(
+            f"index_dtype={problem.index_dtype} cannot hold the slots of the {rows} rows of "
+            f"input {shape}: use a wider index dtype"
+        )
+    rng = np.random.default_rng(seed)
     if len(shape) == 4 and b <= shape[0] and s <= shape[1]:
         blocks = rng.choice(shape[0], size=b, replace=False)
         starts = rng.integers(0, shape[1] - s + 1, size=b)
         slots = (blocks * shape[1] + starts)[:, None] + np.arange(s)[None, :]
     else:
-        rows = int(np.prod(shape[:-1]))
         slots = rng.choice(rows, size=b * s, replace=b * s > rows).reshape(b, s)
     slots = np.where(rng.random((b, s)) < padding, -1, slots)
-    index = slots.astype(numpy_dtype(problem.index_dtype))
+    index = slots.astype(index_type)
     value = numpy_dtype(problem.dtype)
     src = (rng.standard_normal(problem.src_shape) * 8).astype(np.float32).astype(value)
     return np.zeros(shape, dtype=value), index, src

@@ -17,11 +17,10 @@ from indexops._extension import as_tuple, scatter_update_src_shape
 from .cost import Estimate, estimate, traffic
 from .dtypes import dtype_name, itemsize
 from .hardware import ATLAS_A2, Hardware
-from .rules import CheckResult, RuleViolationError, check_scatter_update
-from .tiling import tile_grid
+from .rules import CheckResult, RuleViolationError, check_problem, check_scatter_update
+from .tiling import divisors, tile_grid
 
 OP = "plan_scatter_update"
-_TILING_KINDS = ("view_invalid", "tile_invalid", "tile_d_mismatch", "ub_overflow")
 
 
 @dataclass(frozen=True)
@@ -109,6 +108,11 @@ def plan_scatter_update(
     index_shape = as_tuple(OP, "index_shape", index_shape)
     value, index = dtype_name(dtype), dtype_name(index_dtype, "index_dtype")
     src_shape = _src_shape(input_shape, index_shape)
+    problem = check_problem(
+        input_shape, index_shape, src_shape, dtype=value, index_dtype=index, rules=rules
+    )
+    if not problem.ok:
+        raise RuleViolationError(OP, problem)
     plans = []
     for view, tile in _candidates(input_shape, index_shape, rules):
         result = check_scatter_update(
@@ -122,7 +126,6 @@ def plan_scatter_update(
             hardware=hardware,
             rules=rules,
         )
-        _raise_for_problem(result)
         if result.ok:
             plans.append(_plan(result, view, tile, input_shape, index_shape, value, index))
     return sorted(plans, key=lambda p: (p.estimate.time_s, p.views, p.tiles))
@@ -197,24 +200,18 @@ def _sizes(n: int) -> list[int]:
 def _candidates(
     input_shape: tuple[int, ...], index_shape: tuple[int, ...], rules: str
 ) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
-    b, s = index_shape if len(index_shape) == 2 else (1, 1)
-    d = input_shape[-1] if input_shape else 1
-    if len(input_shape) != 4:
-        divisors = [n for n in range(1, max(s, 1) + 1) if s % n == 0]
+    """Candidate (view, tile) pairs of a problem that passes :func:`check_problem`."""
+    (b, s), d = index_shape, input_shape[-1]
+    if len(input_shape) == 2:
+        tiles_s = divisors(s)
         for view_b in _sizes(b):
             multiples = [k * s for k in _sizes(view_b) if k > 1] if rules != "doc" else []
-            for tile_bs in divisors + multiples:
+            for tile_bs in tiles_s + multiples:
                 yield (view_b * s, d), (tile_bs, d)
         return
     for view_b, view_s in itertools.product(_sizes(b), _sizes(s)):
         for tile_b, tile_s in itertools.product(_sizes(view_b), _sizes(view_s)):
             yield (view_b, view_s, 1, d), (tile_b, tile_s, 1, d)
-
-
-def _raise_for_problem(result: CheckResult) -> None:
-    problems = [v for v in result.violations if v.kind not in _TILING_KINDS]
-    if problems:
-        raise RuleViolationError(OP, result)
 
 
 def _plan(

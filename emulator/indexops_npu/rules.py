@@ -20,7 +20,7 @@ from indexops._extension import as_int, as_tuple, scatter_update_src_shape, valu
 
 from .dtypes import INDEX_DTYPES, LOOSE_VALUE_DTYPES, VALUE_DTYPES, dtype_name, itemsize
 from .hardware import ATLAS_A2, Hardware
-from .tiling import Tiling, ub_bytes
+from .tiling import Tiling, divisors, ub_bytes
 
 OP = "check_scatter_update"
 RULES = ("doc", "pypto-0.2.0")
@@ -30,6 +30,7 @@ INT32_MAX = 2**31 - 1
 KINDS = {
     "dim": "dim is not -2",
     "rank": "input rank not 2 or 4, src rank differs from input, or index not 2-D",
+    "negative_dim": "a negative dimension in input, index or src",
     "empty": "a zero-sized dimension in input, index or src",
     "size_limit": "input or src has more than INT32_MAX elements",
     "dtype": "input dtype not FP32/FP16/BF16/INT32/INT16 (0.2.0: or INT8), or src dtype differs",
@@ -132,6 +133,8 @@ class _Collector:
     """Sorts each finding into violations or warnings according to the rule set."""
 
     def __init__(self, rules: str) -> None:
+        if rules not in RULES:
+            raise value_error(OP, "rules", rules, f"one of {RULES}")
         self.rules = rules
         self.violations: list[Violation] = []
         self.warnings: list[Violation] = []
@@ -147,6 +150,9 @@ class _Collector:
             self.warnings.append(Violation(kind, text, undefined))
         else:
             self.violations.append(Violation(kind, message))
+
+
+_Shapes = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
 
 def check_scatter_update(
@@ -202,34 +208,78 @@ def check_scatter_update(
     >>> r.kinds
     ('tile_invalid',)
     """
-    if rules not in RULES:
-        raise value_error(OP, "rules", rules, f"one of {RULES}")
     out = _Collector(rules)
     shapes = _as_shapes(input_shape, index_shape, src_shape)
-    value, _, index = _dtypes(dtype, src_dtype, index_dtype, out)
-    if as_int(OP, "dim", dim) != -2:
-        out.add("dim", f"dim={dim}: pass dim=-2, the only value PyPTO defines")
-    if not _structure(*shapes, out):
+    dtypes = _problem(shapes, dtype, src_dtype, index_dtype, dim, out)
+    if dtypes is None:
         return _result(out, None, None, hardware)
-    _shapes(*shapes, out)
     tiling = _tiling(*shapes, view_shape, tile_shape, out)
     if tiling is None:
         return _result(out, None, None, hardware)
     b, s = shapes[1]
     t = tiling.clipped(b, s, _cut_d(*shapes, out))
+    value, index = dtypes
     ub = int(ub_bytes(t.tile_b, t.tile_s, t.tile_d, itemsize(value), itemsize(index), hardware))
     if ub > hardware.ub_bytes:
         out.add("ub_overflow", _ub_message(ub, t, value, index, hardware))
     return _result(out, ub, tiling, hardware)
 
 
+def check_problem(
+    input_shape: Sequence[int],
+    index_shape: Sequence[int],
+    src_shape: Sequence[int],
+    *,
+    dtype: Any,
+    index_dtype: Any,
+    hardware: Hardware = ATLAS_A2,
+    rules: str = "doc",
+    src_dtype: Any = None,
+    dim: int = -2,
+) -> CheckResult:
+    """Check a ``pypto.scatter_update`` call without a tiling: what no tiling can mend.
+
+    The parameters are those of :func:`check_scatter_update`, less the tiling; the result
+    holds the violations of every kind but ``view_invalid``, ``tile_invalid``,
+    ``tile_d_mismatch`` and ``ub_overflow``, and no UB bytes.
+
+    Returns
+    -------
+    CheckResult
+        Every violation and warning of the call itself.
+
+    Examples
+    --------
+    >>> check_problem([15, 8], [5, 2], [10, 8], dtype="fp32", index_dtype="int64").ok
+    True
+    >>> check_problem([15, 8], [5, 2**40], [5 * 2**40, 8], dtype="fp32",
+    ...               index_dtype="int64").kinds
+    ('size_limit',)
+    """
+    out = _Collector(rules)
+    shapes = _as_shapes(input_shape, index_shape, src_shape)
+    _problem(shapes, dtype, src_dtype, index_dtype, dim, out)
+    return _result(out, None, None, hardware)
+
+
+def _problem(
+    shapes: _Shapes, dtype: Any, src_dtype: Any, index_dtype: Any, dim: int, out: _Collector
+) -> tuple[str, str] | None:
+    """Dtypes, dim and shapes; the value and index dtypes, or None when the tiling cannot
+    be checked."""
+    value, _, index = _dtypes(dtype, src_dtype, index_dtype, out)
+    if as_int(OP, "dim", dim) != -2:
+        out.add("dim", f"dim={dim}: pass dim=-2, the only value PyPTO defines")
+    if not _structure(*shapes, out):
+        return None
+    _shapes(*shapes, out)
+    return value, index
+
+
 def _result(
     out: _Collector, ub: int | None, tiling: Tiling | None, hardware: Hardware
 ) -> CheckResult:
     return CheckResult(tuple(out.violations), tuple(out.warnings), ub, tiling, out.rules, hardware)
-
-
-_Shapes = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
 
 def _as_shapes(input: Sequence[int], index: Sequence[int], src: Sequence[int]) -> _Shapes:
@@ -271,7 +321,11 @@ def _structure(
     src_shape: tuple[int, ...],
     out: _Collector,
 ) -> bool:
-    """Ranks, empty tensors and size limits; False when later checks cannot run."""
+    """Ranks, negative and empty dims, size limits; False when the tiling cannot be checked.
+
+    Nor is it checked for a call over the size limit: its ``s`` may be too large to list
+    the divisors of.
+    """
     fine = True
     if len(input_shape) not in (2, 4):
         out.add(
@@ -289,7 +343,13 @@ def _structure(
         out.add("rank", f"index_shape={index_shape}: index must be 2-D [b, s]")
         fine = False
     for name, shape in (("input", input_shape), ("index", index_shape), ("src", src_shape)):
-        if any(n <= 0 for n in shape):
+        if any(n < 0 for n in shape):
+            out.add(
+                "negative_dim",
+                f"{name}_shape={shape} has a negative dimension: sizes must be positive",
+            )
+            fine = False
+        elif 0 in shape:
             out.add(
                 "empty",
                 f"{name}_shape={shape}: PyPTO does not support empty tensors; "
@@ -297,12 +357,13 @@ def _structure(
             )
             fine = False
     for name, shape in (("input", input_shape), ("src", src_shape)):
-        if math.prod(shape) > INT32_MAX:
+        if min(shape, default=0) >= 0 and math.prod(shape) > INT32_MAX:
             out.add(
                 "size_limit",
                 f"{name}_shape={shape} has {math.prod(shape)} elements, "
                 f"more than INT32_MAX={INT32_MAX}: split the call",
             )
+            fine = False
     return fine
 
 
@@ -393,19 +454,18 @@ def _tile_2d(s: int, d: int, tile: tuple[int, ...], out: _Collector) -> tuple[in
     tile_bs, tile_d = tile
     if tile_d != d:
         out.add("tile_d_mismatch", f"tile_shape={tile}: d is never split, use [{tile_bs}, {d}]")
-    divisors = [n for n in range(1, s + 1) if s % n == 0]
     if tile_bs <= s and s % tile_bs == 0:
         return 1, tile_bs, d
     if tile_bs > s and tile_bs % s == 0:
         out.add(
             "tile_invalid",
             f"tile_shape={tile}: tileS must divide s={s}; PyPTO 0.2.0 also "
-            f"takes multiples of s, the contract only {divisors}",
+            f"takes multiples of s, the contract only {divisors(s)}",
             loose=True,
         )
         return tile_bs // s, s, d
     out.add(
-        "tile_invalid", f"tile_shape={tile}: tileS must be a divisor of s={s}: one of {divisors}"
+        "tile_invalid", f"tile_shape={tile}: tileS must be a divisor of s={s}: one of {divisors(s)}"
     )
     return None
 

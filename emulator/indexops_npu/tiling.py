@@ -62,6 +62,42 @@ class TileGrid:
         return (self.b1 - self.b0) * (self.s1 - self.s0)
 
 
+def divisors(n: int) -> list[int]:
+    """The divisors of the positive ``n``, ascending, built from its prime factors.
+
+    Examples
+    --------
+    >>> divisors(12), divisors(1), len(divisors(2**30))
+    ([1, 2, 3, 4, 6, 12], [1], 31)
+    """
+    found = [1]
+    for prime, power in _prime_factors(n):
+        found = [d * prime**k for d in found for k in range(power + 1)]
+    return sorted(found)
+
+
+def _prime_factors(n: int) -> list[tuple[int, int]]:
+    """The primes of the positive ``n`` with their powers, by trial division up to sqrt(n).
+
+    Examples
+    --------
+    >>> _prime_factors(360), _prime_factors(2**31 - 1)
+    ([(2, 3), (3, 2), (5, 1)], [(2147483647, 1)])
+    """
+    factors = []
+    candidate = 2
+    while candidate * candidate <= n:
+        power = 0
+        while n % candidate == 0:
+            n, power = n // candidate, power + 1
+        if power:
+            factors.append((candidate, power))
+        candidate += 1
+    if n > 1:
+        factors.append((n, 1))
+    return factors
+
+
 def _axis(n: int, view: int, tile: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Tile segments along one axis: (view number, start, stop), views then tiles in order."""
     view_starts = np.arange(0, n, view)
