@@ -340,7 +340,7 @@ def _host_read_guard() -> Iterator[list[str]]:
     """Record the host reads of torch ops run within, on the device paths."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    from indexops._backends import device_paths
+    from indexops._testing import device_paths
 
     reads: list[str] = []
 
@@ -398,11 +398,11 @@ def _without_host_reads(
     the host), the generic backend of ``generic_only()`` (its combiners go pass by pass),
     and slice_scatter's start/stop/step/axes given as arrays (they set the result's shape).
     """
-    from indexops import _backends
+    from indexops import _testing
 
     if (
         callable(kwargs.get("update_computation"))
-        or _backends.generic_in_use()
+        or _testing.active_variant() == "generic"
         or _sets_shape_from_values(op, args, kwargs)
         or (op.__name__ == "at_call" and args[2] in AT_CALLABLE_COMBINERS)
     ):

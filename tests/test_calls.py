@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -162,3 +163,23 @@ def test_same_shapes_on_another_device_are_validated_again():
     with pytest.raises(IndexOpsValueError, match="arrays on one device") as error:
         indexops.gather(operand, xps.asarray([[1], [3]], device=other), **GATHER_ROWS)
     assert "device1" in str(error.value)
+
+
+def test_test_hooks_hold_in_their_own_thread_only():
+    from indexops._backends import backend_for
+    from indexops._testing import device_paths, generic_only
+
+    x = np.zeros(3)
+    seen = {}
+    with generic_only():
+        assert backend_for("test", x=x).name == "generic"
+        thread = threading.Thread(target=lambda: seen.update(other=backend_for("test", x=x)))
+        thread.start()
+        thread.join()
+        before = len(_calls._EXECUTORS)
+        indexops.dynamic_slice(np.arange(7.0), (2,), (5,))
+        assert len(_calls._EXECUTORS) == before  # nothing kept within a hook
+    assert seen["other"].name == "numpy" and seen["other"].host_reads
+    with device_paths():
+        assert not backend_for("test", x=x).host_reads
+    assert backend_for("test", x=x).host_reads

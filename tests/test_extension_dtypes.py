@@ -17,7 +17,8 @@ from reference import slice_scatter as slice_scatter_reference
 from strategies import EXTENSION_DTYPES
 
 import indexops
-from indexops._backends import _numpy, backend_for, device_paths, generic_only
+from indexops._backends import _numpy, backend_for
+from indexops._testing import device_paths, generic_only
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 

@@ -410,7 +410,7 @@ def _count_distinct_backends():
     return [
         *found,
         pytest.param(torch_backend, torch.from_numpy, id="torch on the host"),
-        pytest.param(torch_backend.without_host_reads(), torch.from_numpy, id="torch on device"),
+        pytest.param(torch_backend.variant("device"), torch.from_numpy, id="torch on device"),
         pytest.param(Backend(torch_namespace), torch.from_numpy, id="generic torch"),
     ]
 

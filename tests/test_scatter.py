@@ -12,7 +12,7 @@ from reference import scatter as reference
 from strategies import VALUE_DTYPES, arrays_of, value_dtypes, window_cases
 
 import indexops
-from indexops._backends import generic_only
+from indexops._testing import generic_only
 
 MODES = ("drop", "drop_window", "clip")
 COMBINERS = (None, "add", "mul", "min", "max", "callable")

@@ -8,7 +8,7 @@ signature look it up and run it. Small calls (a few rows) spend most of their ti
 Python, so this is what makes them cheap.
 
 The table is bypassed while ``torch.compile`` traces (Dynamo traces the plain function
-and constant-folds the planning) and inside the backend test overrides.
+and constant-folds the planning) and within the test hooks of :mod:`indexops._testing`.
 
 Many threads may call at once (servers do): a lookup takes no lock (one ``dict.get``,
 atomic with or without the GIL), an insert and the eviction it may need take
@@ -17,11 +17,11 @@ atomic with or without the GIL), an insert and the eviction it may need take
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from . import _backends
 from ._cache import torch_is_compiling
 
 Executor = Callable[..., Any]
@@ -30,6 +30,9 @@ MAX_SIGNATURES = 512
 
 _EXECUTORS: dict[Hashable, Executor] = {}
 _INSERTING = threading.Lock()
+KEEPING: contextvars.ContextVar[bool] = contextvars.ContextVar("indexops_keeping", default=True)
+"""Whether calls in this context use the table: not within the test hooks of
+:mod:`indexops._testing`, whose calls take other paths."""
 
 
 def executor(signature: Hashable | None, build: Callable[[], Executor]) -> Executor:
@@ -38,9 +41,9 @@ def executor(signature: Hashable | None, build: Callable[[], Executor]) -> Execu
 
     ``signature`` must determine everything ``build`` decides. ``None`` or an unhashable
     one (an attribute given as a list) is built every time, as is every call while
-    ``torch.compile`` traces or a backend override is active.
+    ``torch.compile`` traces or where :data:`KEEPING` is False.
     """
-    if signature is None or _backends.override_active() or torch_is_compiling():
+    if signature is None or not KEEPING.get() or torch_is_compiling():
         return build()
     try:
         found = _EXECUTORS.get(signature)

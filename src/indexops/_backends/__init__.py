@@ -8,9 +8,8 @@ module is imported only when one of its arrays is seen.
 
 from __future__ import annotations
 
-import contextlib
+import contextvars
 import sys
-from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
@@ -21,11 +20,13 @@ from .._errors import type_error
 from .._typing import Array
 from ._base import Backend, ValuesUnknown
 
-__all__ = ["Backend", "ValuesUnknown", "backend_for", "generic_only", "is_array"]
+__all__ = ["Backend", "ValuesUnknown", "backend_for", "is_array"]
 
 _BY_TYPE: dict[type, Backend] = {}
 _NOT_ARRAYS = (int, float, complex, bool, str, bytes, tuple, list, dict, type(None))
-_override: str | None = None  # "generic" or "device": test hooks, see below
+VARIANT: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "indexops_backend_variant", default=None
+)  # set by the test hooks of indexops._testing
 
 
 def backend_for(op: str, **arrays: Array) -> Backend:
@@ -43,7 +44,8 @@ def backend_for(op: str, **arrays: Array) -> Backend:
         if kind is not None:
             _BY_TYPE[kind] = backend
     backend.check_arrays(op, arrays)
-    return backend if _override is None else _overridden(backend, _override)
+    variant = VARIANT.get()
+    return backend if variant is None else backend.variant(variant)
 
 
 def _compiled_torch(arrays: dict[str, Array]) -> Backend | None:
@@ -121,52 +123,3 @@ def _make(xp: ModuleType, x: Array) -> Backend:
 
         return DaskBackend(xp)
     return Backend(xp)
-
-
-_VARIANTS: dict[tuple[int, str], Backend] = {}
-
-
-def _overridden(backend: Backend, how: str) -> Backend:
-    key = (id(backend), how)
-    if key not in _VARIANTS:
-        _VARIANTS[key] = (
-            backend.generic_variant() if how == "generic" else backend.without_host_reads()
-        )
-    return _VARIANTS[key]
-
-
-@contextlib.contextmanager
-def _overriding(how: str) -> Iterator[None]:
-    global _override
-    previous, _override = _override, how
-    try:
-        yield
-    finally:
-        _override = previous
-
-
-def generic_only() -> contextlib.AbstractContextManager[None]:
-    """Within this block every array gets the generic backend (the standard alone).
-
-    For tests: they compare native paths with the generic one. Not thread-safe.
-    """
-    return _overriding("generic")
-
-
-def generic_in_use() -> bool:
-    """Whether a ``generic_only()`` block is active."""
-    return _override == "generic"
-
-
-def device_paths() -> contextlib.AbstractContextManager[None]:
-    """Within this block no backend reads index values on the host, as for arrays on a GPU
-    or under tracing, so the device algorithms run on host arrays.
-
-    For tests: they run the sync-free paths with real values on the CPU. Not thread-safe.
-    """
-    return _overriding("device")
-
-
-def override_active() -> bool:
-    """Whether a ``generic_only()`` or ``device_paths()`` block is active."""
-    return _override is not None

@@ -42,25 +42,32 @@ class Backend:
 
     def __init__(self, xp: ModuleType) -> None:
         self.xp = xp
-        self.host_reads = True  # False in the device_paths() test hook
+        self.host_reads = True  # False in the "device" variant
+        self._variants: dict[str, Backend] = {}
 
     def __repr__(self) -> str:
         return f"<indexops {self.name} backend>"
 
-    def generic_variant(self) -> Backend:
-        """This library through the standard alone (the ``generic_only()`` test hook)."""
-        return Backend(self.xp)
+    def variant(self, name: str) -> Backend:
+        """This library's backend made to take other paths, for the test hooks of
+        :mod:`indexops._testing`: ``"generic"`` (the standard alone) or ``"device"`` (as if
+        no value could be read on the host). Made once per backend and name."""
+        made = self._variants.get(name)
+        if made is None:
+            made = self._variants[name] = self._make_variant(name)
+        return made
+
+    def _make_variant(self, name: str) -> Backend:
+        if name == "generic":
+            return Backend(self.xp)
+        variant = copy.copy(self)
+        variant.host_reads, variant._variants = False, {}
+        return variant
 
     def for_indices(self, indices: Array) -> Backend:
         """The backend that computes target rows from ``indices``: this one, except where
         a chunked library takes index arrays whose values are on the host."""
         return self
-
-    def without_host_reads(self) -> Backend:
-        """This backend, made to act as if no value could be read on the host."""
-        variant = copy.copy(self)
-        variant.host_reads = False
-        return variant
 
     # -- what an array allows -------------------------------------------------------------
 

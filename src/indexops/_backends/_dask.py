@@ -48,7 +48,7 @@ INDEX_ARGUMENTS = ("scatter_indices", "start_indices", "index", "idx")
 
 class DaskBackend(Backend):
     name = "dask"
-    chunks_generic = False  # the generic_only() test hook: chunks get the generic backend
+    chunks_generic = False  # True in the "generic" variant: chunks get the generic backend
 
     def __init__(self, xp: ModuleType) -> None:
         super().__init__(_Namespace(xp))
@@ -72,9 +72,13 @@ class DaskBackend(Backend):
     def writable(self, x: Array) -> bool:
         return False
 
-    def generic_variant(self) -> Backend:
+    def _make_variant(self, name: str) -> Backend:
         variant = copy.copy(self)
-        variant.chunks_generic = True
+        variant._variants = {}
+        if name == "generic":
+            variant.chunks_generic = True
+        else:
+            variant.host_reads = False
         return variant
 
     # Dask's own functions with Python scalars: array-api-compat's make arrays of the
