@@ -46,8 +46,8 @@ class DaskBackend(Backend):
     def __init__(self, xp: ModuleType) -> None:
         super().__init__(_Namespace(xp))
 
-    def writable(self, x: Array) -> bool:
-        return False
+    def why_not_writable(self, x: Array) -> str | None:
+        return "Dask arrays are lazy graphs, and each op returns a new one"
 
     def generic_variant(self) -> Backend:
         variant = copy.copy(self)
