@@ -209,6 +209,26 @@ def test_expanded_meta_tensor_is_copied_for_copy_none():
     assert result is not x and result.shape == (4, 4) and result.device.type == "meta"
 
 
+@pytest.mark.filterwarnings("error:Dynamo:UserWarning")  # nothing traced unfaithfully
+@pytest.mark.parametrize(
+    ("make", "mode", "copy", "in_place"),
+    [
+        (_expanded, torch.enable_grad, None, False),
+        (_leaf, torch.no_grad, False, True),
+        (_leaf, torch.enable_grad, None, False),
+    ],
+    ids=["expanded", "leaf under no_grad", "leaf with grad on"],
+)
+def test_under_torch_compile(make, mode, copy, in_place):
+    torch._dynamo.reset()
+    x = make()
+    compiled = torch.compile(WRITES["scatter_update"], fullgraph=True)
+    with mode():
+        result = compiled(x, copy)
+    assert (result is x) == in_place
+    np.testing.assert_array_equal(_values(result), EXPECTED)
+
+
 # -- the reason in the copy=False error of other libraries -------------------------------
 
 

@@ -264,8 +264,11 @@ class TorchBackend(NativeScatter):
 
 def _leaf_or_view_of_one(x: Array) -> bool:
     """Whether ``x`` is a leaf of autograd's graph or a view of one (``_base``: the
-    tensor a view's memory belongs to)."""
-    return bool(x.is_leaf or (x._base is not None and x._base.is_leaf))
+    tensor a view's memory belongs to; Dynamo traces it as None in the graph, so a view
+    of a leaf is not recognised under ``torch.compile``)."""
+    if x.is_leaf:
+        return True
+    return not torch_is_compiling() and x._base is not None and x._base.is_leaf
 
 
 def _numpy_allocated(shape: tuple[int, ...], dtype: torch.dtype) -> Array:
