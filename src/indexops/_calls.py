@@ -43,7 +43,7 @@ def executor(signature: Hashable | None, build: Callable[[], Executor]) -> Execu
     one (an attribute given as a list) is built every time, as is every call while
     ``torch.compile`` traces or where :data:`KEEPING` is False.
     """
-    if signature is None or not KEEPING.get() or torch_is_compiling():
+    if signature is None or torch_is_compiling() or not KEEPING.get():
         return build()
     try:
         found = _EXECUTORS.get(signature)

@@ -13,23 +13,25 @@ def writes_in_place(
     """Resolve ``copy``: whether the op writes into ``x`` itself.
 
     ``copy=True`` never writes into ``x``; ``copy=False`` must, and fails for arrays that
-    cannot be written; ``copy=None`` writes in place where possible.
+    cannot be written, saying why (:meth:`Backend.why_not_writable`); ``copy=None`` writes
+    in place where possible. Runs before anything is written.
     """
-    if copy is None:
-        return backend.writable(x)
     if copy is True:
         return False
-    if copy is not False:
+    if copy is not None and copy is not False:
         raise type_error(op, "copy", copy, "True, False or None")
-    if not backend.writable(x):
-        raise value_error(
-            op,
-            "copy",
-            False,
-            f"{name} ({type(x).__module__}.{type(x).__name__}) cannot be written in place; "
-            "pass copy=True for a new array or copy=None to copy only when needed",
-        )
-    return True
+    reason = backend.why_not_writable(x)
+    if reason is None:
+        return True
+    if copy is None:
+        return False
+    raise value_error(
+        op,
+        "copy",
+        False,
+        f"{name} ({type(x).__module__}.{type(x).__name__}) cannot be written in place: "
+        f"{reason}; pass copy=True for a new array or copy=None to copy only when needed",
+    )
 
 
 def read_before_writing(backend: Backend, x: Array, *arrays: Array) -> tuple[Array, ...]:

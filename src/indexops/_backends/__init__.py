@@ -44,7 +44,7 @@ def backend_for(op: str, **arrays: Array) -> Backend:
         if kind is not None:
             _BY_TYPE[kind] = backend
     backend.check_arrays(op, arrays)
-    variant = VARIANT.get()
+    variant = None if torch_is_compiling() else VARIANT.get()  # Dynamo cannot trace get
     return backend if variant is None else backend.variant(variant)
 
 

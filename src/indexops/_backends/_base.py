@@ -23,6 +23,18 @@ from .._typing import Array
 _IDENTITY_PERMUTATIONS = frozenset(tuple(range(n)) for n in range(65))
 
 
+def repeats_elements(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether an array of ``shape`` and ``strides`` is broadcast (expanded): an axis of
+    length 2 or more with stride 0, so that several elements are one memory location.
+
+    Examples
+    --------
+    >>> repeats_elements((3, 4), (0, 1)), repeats_elements((1, 4), (0, 1))
+    (True, False)
+    """
+    return any(stride == 0 and n > 1 for n, stride in zip(shape, strides))
+
+
 class ValuesUnknown(Exception):
     """The values of an array cannot be read now (a tracer, a meta tensor, ...).
 
@@ -80,8 +92,8 @@ class Backend:
         if len(arrays) < 2:
             return
         devices = {name: self.device(x) for name, x in arrays.items()}
-        first = next(iter(devices.values()))
-        if any(device != first for device in devices.values()):
+        known = {device for device in devices.values() if device is not None}  # traced: None
+        if len(known) > 1:
             found = ", ".join(f"{name} on {device}" for name, device in devices.items())
             raise value_error(
                 op,
@@ -94,9 +106,13 @@ class Backend:
     def device(self, x: Array) -> Any:
         return compat.device(x)
 
-    def writable(self, x: Array) -> bool:
-        """Whether ``x`` can be written in place."""
-        return hasattr(type(x), "__setitem__")
+    def why_not_writable(self, x: Array) -> str | None:
+        """Why ``x`` cannot be written in place now, or ``None`` if it can.
+
+        The reason completes "cannot be written in place: ..." in the ``copy=False``
+        error. It runs on every call of a writing op, so it must stay cheap.
+        """
+        return None if hasattr(type(x), "__setitem__") else "its type has no __setitem__"
 
     def shares_memory(self, a: Array, b: Array) -> bool:
         """Whether writes into ``a`` are seen by ``b`` (False when unknown)."""

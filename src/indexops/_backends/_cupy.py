@@ -15,8 +15,8 @@ _AT_DTYPES = ("int32", "int64", "uint32", "uint64", "float32", "float64")
 class CupyBackend(NativeScatter):
     name = "cupy"
 
-    def writable(self, x: Array) -> bool:
-        return True
+    def why_not_writable(self, x: Array) -> str | None:
+        return None
 
     def shares_memory(self, a: Array, b: Array) -> bool:
         import cupy

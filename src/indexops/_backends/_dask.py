@@ -69,8 +69,8 @@ class DaskBackend(Backend):
                 )
         super().check_arrays(op, arrays)
 
-    def writable(self, x: Array) -> bool:
-        return False
+    def why_not_writable(self, x: Array) -> str | None:
+        return "Dask arrays are lazy graphs, and each op returns a new one"
 
     def _make_variant(self, name: str) -> Backend:
         variant = copy.copy(self)

@@ -19,8 +19,8 @@ _METHODS = {Named.ADD: "add", Named.MUL: "multiply", Named.MIN: "min", Named.MAX
 class JaxBackend(Backend):
     name = "jax"
 
-    def writable(self, x: Array) -> bool:
-        return False
+    def why_not_writable(self, x: Array) -> str | None:
+        return "JAX arrays are immutable"
 
     def to_numpy(self, x: Array) -> Any:
         import numpy as np

@@ -13,7 +13,7 @@ from .._cache import static_cache
 from .._combiners import Named
 from .._errors import type_error
 from .._typing import Array
-from ._base import NativeScatter
+from ._base import NativeScatter, repeats_elements
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 
@@ -79,8 +79,12 @@ class NumpyBackend(NativeScatter):
                     "x.data, with the mask handled apart)",
                 )
 
-    def writable(self, x: Array) -> bool:
-        return bool(x.flags.writeable)
+    def why_not_writable(self, x: Array) -> str | None:
+        if x.flags.writeable:
+            return None
+        if repeats_elements(x.shape, x.strides):
+            return "it is a broadcast view (np.broadcast_to's results are read-only)"
+        return "it is a read-only NumPy array (flags.writeable is False)"
 
     def shares_memory(self, a: Array, b: Array) -> bool:
         return bool(np.may_share_memory(a, b))

@@ -18,7 +18,7 @@ import torch
 
 from .._combiners import Named
 from .._typing import Array
-from ._base import NativeScatter, ValuesUnknown
+from ._base import NativeScatter, ValuesUnknown, repeats_elements
 from ._numpy import all_in_range, count_distinct
 
 torch_is_compiling = torch.compiler.is_compiling
@@ -61,10 +61,26 @@ class TorchBackend(NativeScatter):
     def device(self, x: Array) -> Any:
         return x.device
 
-    def writable(self, x: Array) -> bool:
-        if x.requires_grad and x.is_leaf:
-            return False
-        return torch_is_compiling() or not x.is_inference()  # Dynamo cannot ask
+    def why_not_writable(self, x: Array) -> str | None:
+        """The cases where torch itself refuses an in-place write, in its own terms."""
+        if x.requires_grad and torch.is_grad_enabled() and _leaf_or_view_of_one(x):
+            return (
+                "it is a leaf tensor that requires grad (or a view of one), which torch "
+                "writes in place only under torch.no_grad()"
+            )
+        if not x.is_contiguous() and repeats_elements(x.shape, x.stride()):
+            return (
+                "it is an expanded tensor (an axis of length > 1 with stride 0: its elements "
+                "share memory), which torch does not write in place"
+            )
+        if torch_is_compiling():  # Dynamo cannot ask is_inference()
+            return None
+        if x.is_inference() and not torch.is_inference_mode_enabled():
+            return (
+                "it is an inference tensor, which torch writes in place only inside "
+                "torch.inference_mode() (call there, or clone it once for a normal tensor)"
+            )
+        return None
 
     def shares_memory(self, a: Array, b: Array) -> bool:
         if a.device.type == "meta":
@@ -249,6 +265,15 @@ class TorchBackend(NativeScatter):
         target = x if in_place else x.clone()
         target[key] = values
         return target
+
+
+def _leaf_or_view_of_one(x: Array) -> bool:
+    """Whether ``x`` is a leaf of autograd's graph or a view of one (``_base``: the
+    tensor a view's memory belongs to; Dynamo traces it as None in the graph, so a view
+    of a leaf is not recognised under ``torch.compile``)."""
+    if x.is_leaf:
+        return True
+    return not torch_is_compiling() and x._base is not None and x._base.is_leaf
 
 
 def _numpy_allocated(shape: tuple[int, ...], dtype: torch.dtype) -> Array:
