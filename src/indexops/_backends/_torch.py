@@ -19,7 +19,7 @@ import torch
 from .._combiners import Named
 from .._typing import Array
 from ._base import NativeScatter, ValuesUnknown, repeats_elements
-from ._numpy import all_in_range, count_distinct
+from ._host import all_in_range, count_distinct
 
 torch_is_compiling = torch.compiler.is_compiling
 _REDUCE = {Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}

@@ -1,0 +1,30 @@
+"""Host memory helpers of the backends whose values can be on the host: NumPy's arrays,
+and torch's CPU tensors read through NumPy views of the same memory (one NumPy
+reduction costs less than a torch call on small index arrays)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._typing import Array
+
+
+def all_in_range(x: np.ndarray, high: int) -> bool:
+    """Whether every entry of the integer array ``x`` lies in ``[0, high]``: one reduction."""
+    if x.size == 0:
+        return True
+    if x.dtype.kind == "i":  # negatives read as unsigned are above every bound
+        x = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    return high >= 0 and int(np.maximum.reduce(x, axis=None)) <= high
+
+
+def count_distinct(rows: Array, n: int) -> int:
+    """How many different values the 1-D ``rows`` (all in ``[0, n)``) hold: a 1-D bitmap,
+    set by fancy assignment and counted (m = n / 4 random rows, n = 1M, 4M, 16M: 0.52,
+    1.9-3.2, 18-24 ms; a bitmap kept between calls and ``np.put`` were slower).
+
+    Guards: the fancy assignment checks each row; the bitmap has ``n`` entries, so
+    callers use it only where ``n`` is at most 64 times the rows (``_rows.py``)."""
+    bitmap = np.zeros(n, dtype=np.bool_)
+    bitmap[rows] = True
+    return int(np.count_nonzero(bitmap))
