@@ -18,6 +18,7 @@ _METHODS = {Named.ADD: "add", Named.MUL: "multiply", Named.MIN: "min", Named.MAX
 
 class JaxBackend(Backend):
     name = "jax"
+    min_max_ieee = True  # XLA's scatter min and max (tests/test_semantics_edges.py)
 
     def writable(self, x: Array) -> bool:
         return False
