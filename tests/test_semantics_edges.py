@@ -170,3 +170,41 @@ def test_ieee_oracle_agrees_with_jax(how):
         mode=lax.GatherScatterMode.FILL_OR_DROP,
     )
     assert_same_bits(np.asarray(got), expected_min_max(how, table, rows, updates))
+
+
+# Named combiners on NumPy dtypes without the standard's arithmetic; replace moves values
+# only, so it takes any dtype
+NON_NUMERIC = {
+    "datetime64": np.array(["2020-01-01", "2021-06-30", "1999-12-31"], dtype="datetime64[D]"),
+    "timedelta64": np.array([1, 2, 3], dtype="timedelta64[s]"),
+    "void": np.array([b"ab", b"cd", b"ef"], dtype="V2"),
+    "structured": np.array([(1, 2.0), (3, 4.0), (5, 6.0)], dtype=[("a", "i4"), ("b", "f8")]),
+    "object": np.array([1, "x", None], dtype=object),
+    "str": np.array(["a", "bb", "c"]),
+    "bool": np.array([True, False, True]),
+}
+
+
+@pytest.mark.parametrize("how", ["add", "mul", "min", "max", np.minimum, max])
+@pytest.mark.parametrize("dtype", NON_NUMERIC)
+def test_named_combiners_on_non_numeric_dtypes_are_named_errors(dtype, how):
+    table = NON_NUMERIC[dtype][:, None]
+    with pytest.raises(indexops.IndexOpsTypeError) as caught:
+        indexops.scatter(table, np.array([[1]]), table[:1], update_computation=how, **ROW_SCATTER)
+    message = str(caught.value)
+    assert message.startswith(f"scatter: update_computation={how!r} is not allowed")
+    assert f"dtype {table.dtype}" in message
+    assert "None or a callable" in message
+
+
+@pytest.mark.parametrize("dtype", NON_NUMERIC)
+def test_replace_and_callables_take_non_numeric_dtypes(dtype):
+    """Duplicates (the last wins) and a dropped update (row 7) as for numbers."""
+    table = NON_NUMERIC[dtype][:, None]
+    rows, updates = np.array([[1], [7], [1], [0]]), table[[2, 1, 0, 2]]
+    expected = table[[2, 0, 2]]
+    result = indexops.scatter(table, rows, updates, **ROW_SCATTER)
+    assert result.dtype == table.dtype
+    assert result.tolist() == expected.tolist()
+    last = indexops.scatter(table, rows, updates, update_computation=lambda a, b: b, **ROW_SCATTER)
+    assert last.tolist() == expected.tolist()

@@ -192,21 +192,25 @@ _NAMED_FORMS = frozenset({str, type(None)})
 
 
 def _combiner(backend: Backend, dtype: Any, update_computation: Any) -> Combiner:
+    """Resolve ``update_computation`` for ``input`` of ``dtype``: named combiners need a
+    numeric dtype (bool, NumPy's dates, strings, objects and structures have none of the
+    standard's arithmetic), min and max a real one."""
     combiner = resolve(OP, backend.xp, update_computation)
-    if combiner.named is not None and backend.has_kind(dtype, "bool"):
+    if combiner.named is not None and not backend.has_kind(dtype, "numeric"):
         raise type_error(
             OP,
             "update_computation",
             update_computation,
-            "None or a callable for bool input (named combiners need a numeric dtype)",
+            f"None or a callable for input of dtype {dtype} (named combiners need a "
+            "numeric dtype: integers, real or complex floats)",
         )
     if combiner.named in (Named.MIN, Named.MAX) and backend.has_kind(dtype, "complex floating"):
         raise type_error(
             OP,
             "update_computation",
             update_computation,
-            "None, 'add', 'mul' or a callable for complex input (the Array API orders real "
-            "numbers only)",
+            f"None, 'add', 'mul' or a callable for input of dtype {dtype} (the Array API "
+            "orders real numbers only)",
         )
     return combiner
 
