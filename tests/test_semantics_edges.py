@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from helpers import (
+    ROW_GATHER,
     ROW_SCATTER,
     check_array,
     comparable,
@@ -208,3 +209,51 @@ def test_replace_and_callables_take_non_numeric_dtypes(dtype):
     assert result.tolist() == expected.tolist()
     last = indexops.scatter(table, rows, updates, update_computation=lambda a, b: b, **ROW_SCATTER)
     assert last.tolist() == expected.tolist()
+
+
+NOT_FLAGS = (np.array([True]), np.array(True), "False", 1, 0, None, [True])
+
+
+@pytest.mark.parametrize("flag", ["unique_indices", "indices_are_sorted"])
+@pytest.mark.parametrize("value", NOT_FLAGS, ids=repr)
+def test_scatter_and_gather_flags_must_be_bools(flag, value):
+    table = np.zeros((3, 2))
+    calls = {
+        "scatter": lambda: indexops.scatter(
+            table, np.array([[1]]), np.ones((1, 2)), **ROW_SCATTER, **{flag: value}
+        ),
+        "gather": lambda: indexops.gather(
+            table, np.array([[1]]), slice_sizes=(1, 2), **ROW_GATHER, **{flag: value}
+        ),
+    }
+    for op, call in calls.items():
+        with pytest.raises(indexops.IndexOpsTypeError) as caught:
+            call()
+        assert str(caught.value) == (
+            f"{op}: {flag}={value!r} is not allowed: True or False (a Python or NumPy bool; "
+            "no arrays)"
+        )
+
+
+@pytest.mark.parametrize("value", NOT_FLAGS, ids=repr)
+def test_at_unique_indices_must_be_a_bool(value):
+    with pytest.raises(indexops.IndexOpsTypeError, match=r"^at\.add: unique_indices="):
+        indexops.at(np.zeros(3))[[1]].add(1.0, unique_indices=value)
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_, np.False_])
+def test_flags_take_python_and_numpy_bools(value):
+    table = np.zeros((3, 2))
+    result = indexops.scatter(
+        table,
+        np.array([[1]]),
+        np.ones((1, 2)),
+        unique_indices=value,
+        indices_are_sorted=value,
+        **ROW_SCATTER,
+    )
+    np.testing.assert_array_equal(result, [[0, 0], [1, 1], [0, 0]])
+    got = indexops.gather(
+        table, np.array([[2]]), slice_sizes=(1, 2), unique_indices=value, **ROW_GATHER
+    )
+    np.testing.assert_array_equal(got, [[0, 0]])

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._args import as_int, as_tuple, check_integer_array
+from ._args import as_flag, as_int, as_tuple, check_integer_array
 from ._backends import Backend, backend_for
 from ._cache import static_cache
 from ._calls import Executor, executor, plain_ints, signature
@@ -79,7 +79,8 @@ def scatter(
         A hint, accepted for compatibility.
     unique_indices : bool
         The caller's promise that no element is written twice; skips duplicate handling.
-        If the promise is broken the result is undefined.
+        If the promise is broken the result is undefined. Both flags are ``True`` or
+        ``False`` (NumPy ``bool_`` scalars too, but no arrays: flags are static).
     update_computation : None, {"add", "mul", "min", "max"} or callable
         How an update meets the value there: ``None`` replaces; a callable ``f(old, new)``
         works elementwise on arrays of the input's namespace. Named combiners need a
@@ -140,7 +141,9 @@ def scatter(
         flat += (index_vector_dim, *input_batching_dims, *scatter_indices_batching_dims)
     except TypeError:  # not sequences: the validating path names the argument
         flat = (None,)
-    static = (OP, mode, update_computation, bool(unique_indices), *attributes)
+    unique_indices = as_flag(OP, "unique_indices", unique_indices)
+    as_flag(OP, "indices_are_sorted", indices_are_sorted)
+    static = (OP, mode, update_computation, unique_indices, *attributes)
     key = (
         signature(static, input, scatter_indices, updates)
         if plain_ints(flat) and type(update_computation) in _NAMED_FORMS
@@ -185,7 +188,7 @@ def _prepare(
         as_tuple(OP, "input_batching_dims", input_batching),
         as_tuple(OP, "scatter_indices_batching_dims", index_batching),
     )
-    return functools.partial(_execute, backend, plan, combiner, parsed, bool(unique_indices))
+    return functools.partial(_execute, backend, plan, combiner, parsed, unique_indices)
 
 
 _NAMED_FORMS = frozenset({str, type(None)})
