@@ -10,6 +10,7 @@ import pytest
 from helpers import (
     ROW_GATHER,
     ROW_SCATTER,
+    assert_same,
     check_array,
     comparable,
     from_numpy,
@@ -257,3 +258,13 @@ def test_flags_take_python_and_numpy_bools(value):
         table, np.array([[2]]), slice_sizes=(1, 2), unique_indices=value, **ROW_GATHER
     )
     np.testing.assert_array_equal(got, [[0, 0]])
+
+
+def test_dynamic_slices_of_a_0d_array_are_0d_arrays(xp):
+    operand = from_numpy(xp, np.array(5.0))
+    for starts in ((), [], from_numpy(xp, np.zeros(0, dtype=np.int64))):
+        window = indexops.dynamic_slice(operand, starts, ())
+        updated = indexops.dynamic_update_slice(operand, from_numpy(xp, np.array(7.0)), starts)
+        for result, value in ((window, 5.0), (updated, 7.0)):
+            assert type(result) is type(operand), f"a {type(result)}, not a 0-d array"
+            assert_same(result, np.array(value))
