@@ -86,7 +86,9 @@ def scatter(
         works elementwise on arrays of the input's namespace. Named combiners need a
         numeric dtype, ``"min"`` and ``"max"`` a real one. Duplicates resolve as if
         the updates were applied one by one in row-major order of ``updates`` (float add
-        and mul may differ from that only by reassociation rounding).
+        and mul may differ from that only by reassociation rounding). ``"min"`` and
+        ``"max"`` are IEEE-754 ``minimum`` and ``maximum`` (StableHLO) on every backend:
+        NaN propagates, and zeros of both signs give ``-0.0`` for min, ``+0.0`` for max.
     mode : {"drop", "drop_window", "clip", "promise_in_bounds"}
         Out of bounds: ``"drop"`` skips each update element whose target is outside
         ``input`` (the StableHLO spec); ``"drop_window"`` skips a whole window if any of it
@@ -111,7 +113,8 @@ def scatter(
         ``copy=False`` for an array that cannot be written.
     IndexOpsTypeError
         ``scatter_indices`` that are not integers, ``updates`` of another dtype than
-        ``input``, or an ``update_computation`` that is neither a name nor callable.
+        ``input``, an ``update_computation`` that is neither a name nor callable or a
+        name the dtype has no arithmetic for, or flags that are not bools.
 
     Examples
     --------
