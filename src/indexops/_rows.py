@@ -241,6 +241,9 @@ def _combine_rows(
     if keep is not None:
         updated = updated & keep[:, None]
     fix = (backend.take_rows(written, rows) == 0) & (_wins(xp, how, before) | updated)
+    if backend.values_on_host(fix):  # only the entries with something to fix
+        some = xp.any(fix, axis=1)
+        rows, fix = rows[some], fix[some]
     bits = backend.signed_view(written)
     identity = combine_identity(backend, how, bits.dtype)
     zero_bits = backend.iinfo(bits.dtype).min if how is Named.MIN else 0
