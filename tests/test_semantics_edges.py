@@ -119,14 +119,16 @@ def test_callables_that_are_min_max_are_ieee_too(xp, how, form):
     assert_same_bits(result, expected_min_max(how, table, rows, updates))
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float8_e5m2"])
 @pytest.mark.parametrize("how", ["min", "max"])
 def test_min_max_are_ieee_in_narrow_floats(xp, backend, how, dtype):
-    """bfloat16 on NumPy (ml_dtypes) has no ufunc.at loop: the pass-by-pass path."""
-    if backend.library not in ("numpy", "torch", "jax"):
+    """The signed-integer views of 16 and 8 bits (ml_dtypes' types on NumPy and JAX)."""
+    if backend.library not in ("numpy", "torch", "jax") or (
+        dtype == "float8_e5m2" and not backend.extension_dtypes
+    ):
         pytest.skip(f"{backend} has no {dtype}")
-    if dtype == "bfloat16":
-        dtype = pytest.importorskip("ml_dtypes").bfloat16
+    if dtype != "float16":
+        dtype = getattr(pytest.importorskip("ml_dtypes"), dtype)
     table, rows, updates, _ = min_max_problem()
     result = run_min_max(xp, how, dtype, table, rows, updates)
     assert_same_bits(result, expected_min_max(how, table, rows, updates))

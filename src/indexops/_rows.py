@@ -218,12 +218,14 @@ def _combine_rows(
 
     Native min and max scatters get everything right but the sign of a zero result where
     zeros of both signs meet (NumPy and torch keep one or the other by argument order).
-    The fix costs passes over the updates, not the table, and reads nothing on the host:
-    a zero result takes the winning sign (:func:`_wins`) where the value there before or
-    a kept update had it; those elements are set by a second native scatter of the same
-    combiner on the table's bits seen as signed integers, where -0.0 is the smallest
-    value (min turns +0.0 into it) and +0.0 is 0, above -0.0 (max turns -0.0 into it); the
-    other entries write the combiner's identity.
+    The fix costs passes over the updates, not the table, and reads values on the host
+    only where they are there (to skip work): a zero result takes the winning sign
+    (:func:`_wins`) where the value there before or a kept update had it; those elements
+    are set by a second native scatter of the same combiner on the table's bits seen as
+    signed integers, where -0.0 is the smallest value (min turns +0.0 into it) and +0.0
+    is 0, above -0.0 (max turns -0.0 into it); the other entries write the combiner's
+    identity. Where no integer type has the dtype's
+    width (float4, float6), ``None``: the caller then combines pass by pass.
     """
     if (
         how not in _MIN_MAX
@@ -232,6 +234,9 @@ def _combine_rows(
         or (backend.values_on_host(values) and not bool(backend.xp.any(values == 0)))
     ):  # a zero result of the wrong sign needs zeros of both signs, one of them an update
         return backend.combine_rows(table, rows, values, how, keep=keep, unique=unique)
+    bits = backend.signed_view(table)
+    if bits is None:  # no integer type of the dtype's width: the caller goes pass by pass
+        return None
     xp = backend.xp
     before = backend.take_rows(table, rows)
     written = backend.combine_rows(table, rows, values, how, keep=keep, unique=unique)
@@ -244,7 +249,6 @@ def _combine_rows(
     if backend.values_on_host(fix):  # only the entries with something to fix
         some = xp.any(fix, axis=1)
         rows, fix = rows[some], fix[some]
-    bits = backend.signed_view(written)
     identity = combine_identity(backend, how, bits.dtype)
     zero_bits = backend.iinfo(bits.dtype).min if how is Named.MIN else 0
     fix_bits = xp.where(

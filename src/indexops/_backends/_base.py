@@ -281,11 +281,12 @@ class Backend:
         library has no native way (the caller then applies the combiner pass by pass)."""
         return None
 
-    def signed_view(self, x: Array) -> Array:
+    def signed_view(self, x: Array) -> Array | None:
         """The bits of the float array ``x`` as the signed integer type of their width,
-        a view that writes go through (for libraries with a native :meth:`combine_rows`
-        whose min and max are not IEEE-754 on signed zeros)."""
-        raise NotImplementedError
+        a view that writes go through, or ``None`` where there is none (float4 and float6
+        dtypes are narrower than any). For libraries with a native :meth:`combine_rows`
+        whose min and max are not IEEE-754 on signed zeros."""
+        return None
 
     def write_rows_by_blocks(
         self,
@@ -384,8 +385,9 @@ class NativeScatter(Backend):
         after = self.where(xp.any(keep), self.take_rows(table, first_row), before)
         return self._set(table, first_row, after)
 
-    def signed_view(self, x: Array) -> Array:
-        return x.view(getattr(self.xp, f"int{self.finfo(x.dtype).bits}"))
+    def signed_view(self, x: Array) -> Array | None:
+        signed = getattr(self.xp, f"int{self.finfo(x.dtype).bits}", None)
+        return None if signed is None else x.view(signed)
 
     def combine_rows(
         self,
