@@ -7,6 +7,7 @@ import numbers
 from typing import Any, NamedTuple
 
 import array_api_compat as compat
+import numpy as np
 
 from ._backends import Backend, ValuesUnknown, backend_for, is_array
 from ._cache import static_cache
@@ -35,6 +36,20 @@ def as_int(op: str, name: str, value: Any) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise type_error(op, name, value, "an int")
     return int(value.__index__())
+
+
+def as_flag(op: str, name: str, value: Any) -> bool:
+    """A bool attribute: Python's ``True``/``False`` or NumPy's ``bool_`` scalars.
+
+    Arrays are refused, 0-d ones too: a flag is static, where an array's truth needs its
+    value (a host read, impossible under tracing); so are ints and strings, whose truth
+    is rarely what was meant (``"False"`` is true).
+    """
+    if value is True or value is False:
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise type_error(op, name, value, "True or False (a Python or NumPy bool; no arrays)")
 
 
 def check_integer_array(op: str, name: str, x: Array) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._args import check_scalar
+from ._args import as_flag, check_scalar
 from ._backends import Backend, backend_for, is_array
 from ._copy import writes_in_place
 from ._errors import type_error, value_error
@@ -404,6 +404,7 @@ class At:
         if kinds is not None and not any(backend.has_kind(x.dtype, kind) for kind in kinds):
             raise type_error(op, "x.dtype", str(x.dtype), f"a dtype of kind {' or '.join(kinds)}")
         writes_in_place(backend, op, x, copy, name="x")
+        unique_indices = as_flag(op, "unique_indices", unique_indices)
         updates = _updates(op, backend, x, y, plan.result_shape, negate)
         if computation in _XP_COMBINERS:
             computation = backend.elementwise(_XP_COMBINERS[computation])

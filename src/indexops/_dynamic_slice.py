@@ -75,14 +75,14 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
         window = executor(
             key, lambda: _prepare_window(SLICE, operand, starts, sizes, "slice_sizes", ("C2", "C4"))
         )
-        return operand[window(starts)]
+        return _read(operand, window(starts))
     backend = backend_for(SLICE, operand=operand)
     sizes = as_tuple(SLICE, "slice_sizes", slice_sizes)
     shape = tuple(operand.shape)
     starts = _starts(backend, SLICE, operand, start_indices)
     _check_window(SLICE, shape, starts, sizes, "slice_sizes", ("C2", "C4"))
     if _all_ints(starts):
-        return operand[_window(starts, shape, sizes)]
+        return _read(operand, _window(starts, shape, sizes))
     columns = _clamped(backend, starts, shape, sizes)
     native = backend.dynamic_slice(operand, columns, sizes)
     if native is not None:
@@ -292,6 +292,12 @@ def _window(
         first = 0 if start < 0 else top if start > top else start
         window.append(slice(first, first + size))
     return tuple(window)
+
+
+def _read(operand: Array, window: tuple[slice, ...]) -> Array:
+    """``operand[window]``: for a 0-d operand ``operand[...]``, an array, where NumPy's
+    ``operand[()]`` is a scalar."""
+    return operand[window] if window else operand[...]
 
 
 def _clamped(

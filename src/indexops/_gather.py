@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._args import as_int, as_tuple, check_integer_array, check_scalar, scalar_range
+from ._args import as_flag, as_int, as_tuple, check_integer_array, check_scalar, scalar_range
 from ._backends import Backend, backend_for, is_array
 from ._cache import static_cache
 from ._calls import Executor, executor, plain_ints, signature
@@ -71,7 +71,8 @@ def gather(
         Pairs of batch dims: the window's position along an operand batching dim is the
         batch position along the paired dim of ``start_indices``.
     indices_are_sorted, unique_indices : bool
-        Hints; accepted for compatibility, the result does not depend on them.
+        Hints; accepted for compatibility, the result does not depend on them. ``True``
+        or ``False`` (NumPy ``bool_`` scalars too, but no arrays: flags are static).
     mode : {"clip", "fill", "promise_in_bounds"}
         ``"clip"`` (StableHLO) shifts each window back inside ``operand``; ``"fill"``
         fills a window that would leave ``operand`` with ``fill_value``;
@@ -124,6 +125,8 @@ def gather(
         flat += (*slice_sizes, *operand_batching_dims, *start_indices_batching_dims)
     except TypeError:  # not sequences: the validating path names the argument
         flat = (None,)
+    as_flag(OP, "indices_are_sorted", indices_are_sorted)
+    as_flag(OP, "unique_indices", unique_indices)
     key = signature((OP, mode, *attributes), operand, start_indices) if plain_ints(flat) else None
     run = executor(key, lambda: _prepare(operand, start_indices, attributes, mode))
     return run(operand, start_indices, fill_value)

@@ -16,7 +16,10 @@ Two algorithms, chosen by where the row numbers are:
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from ._backends import Backend
+from ._backends._base import combine_identity
 from ._combiners import Combiner, Named
 from ._copy import read_before_writing
 from ._typing import Array
@@ -107,7 +110,7 @@ def _put_on_host(
             rows, values = backend.take_rows(rows, last), backend.take_rows(values, last)
         return backend.set_rows(table, rows, values)
     if combiner.named is not None:
-        written = backend.combine_rows(table, rows, values, combiner.named)
+        written = _combine_rows(backend, table, rows, values, combiner.named)
         if written is not None:
             return written
     groups = [None] if unique else _occurrence_groups_on_host(backend, rows)
@@ -156,9 +159,7 @@ def _put_on_device(
             keep = _last_writers(backend, rows, keep, n)
         return backend.set_rows(table, rows, values, keep=keep)
     if combiner.named is not None:
-        combined = backend.combine_rows(
-            table, rows, values, combiner.named, keep=keep, unique=unique
-        )
+        combined = _combine_rows(backend, table, rows, values, combiner.named, keep, unique)
         if combined is not None:
             return combined
     if unique:
@@ -176,9 +177,93 @@ def _put_on_device(
 
 
 def _combined(backend: Backend, combiner: Combiner, old: Array, new: Array) -> Array:
-    """``combiner(old, new)`` in the dtype of ``old`` (a callable may promote)."""
+    """``combiner(old, new)`` in the dtype of ``old`` (a callable may promote); for min
+    and max the zero of IEEE-754 ``minimum``/``maximum`` (see :func:`_combine_rows`)."""
     assert combiner.fn is not None
-    return backend.xp.astype(combiner.fn(old, new), old.dtype)
+    xp = backend.xp
+    combined = xp.astype(combiner.fn(old, new), old.dtype)
+    how = combiner.named
+    if how not in _MIN_MAX or not _has_signed_zeros(backend, old.dtype):
+        return combined
+    zero = combined == 0  # xp.minimum/maximum return one of the two: a zero of either sign
+    winner = _wins(xp, how, old) | _wins(xp, how, new)
+    return xp.where(zero & winner, _winning_zero(xp, how, combined), combined)
+
+
+_MIN_MAX = (Named.MIN, Named.MAX)
+
+
+def _has_signed_zeros(backend: Backend, dtype: object) -> bool:
+    return backend.has_kind(dtype, "real floating") and backend.holds(dtype, -0.0)
+
+
+def _wins(xp: ModuleType, how: Named, x: Array) -> Array:
+    """Where ``x`` has the sign that IEEE-754 ``minimum`` (-) or ``maximum`` (+) gives a
+    zero result when any of its arguments has it: min(-0.0, +0.0) is -0.0, max is +0.0."""
+    negative = xp.signbit(x)
+    return negative if how is Named.MIN else xp.logical_not(negative)
+
+
+def _winning_zero(xp: ModuleType, how: Named, zeros: Array) -> Array:
+    """``zeros`` (of either sign) with the sign of :func:`_wins`."""
+    positive = xp.abs(zeros)
+    return xp.negative(positive) if how is Named.MIN else positive
+
+
+def _combine_rows(
+    backend: Backend,
+    table: Array,
+    rows: Array,
+    values: Array,
+    how: Named,
+    keep: Array | None = None,
+    unique: bool = False,
+) -> Array | None:
+    """``backend.combine_rows``, with the signed zeros of StableHLO's min and max
+    (IEEE-754 ``minimum``/``maximum``) on every backend.
+
+    Native min and max scatters get everything right but the sign of a zero result where
+    zeros of both signs meet (NumPy and torch keep one or the other by argument order).
+    The fix costs passes over the updates, not the table, and reads values on the host
+    only where they are there (to skip work): a zero result takes the winning sign
+    (:func:`_wins`) where the value there before or a kept update had it; those elements
+    are set by a second native scatter of the same combiner on the table's bits seen as
+    signed integers, where -0.0 is the smallest value (min turns +0.0 into it) and +0.0
+    is 0, above -0.0 (max turns -0.0 into it); the other entries write the combiner's
+    identity. Where no integer type has the dtype's
+    width (float4, float6), ``None``: the caller then combines pass by pass.
+    """
+    if (
+        how not in _MIN_MAX
+        or backend.min_max_ieee
+        or not _has_signed_zeros(backend, table.dtype)
+        or (backend.values_on_host(values) and not bool(backend.xp.any(values == 0)))
+    ):  # a zero result of the wrong sign needs zeros of both signs, one of them an update
+        return backend.combine_rows(table, rows, values, how, keep=keep, unique=unique)
+    bits = backend.signed_view(table)
+    if bits is None:  # no integer type of the dtype's width: the caller goes pass by pass
+        return None
+    xp = backend.xp
+    before = backend.take_rows(table, rows)
+    written = backend.combine_rows(table, rows, values, how, keep=keep, unique=unique)
+    if written is None:
+        return None
+    updated = _wins(xp, how, values)
+    if keep is not None:
+        updated = updated & keep[:, None]
+    fix = (backend.take_rows(written, rows) == 0) & (_wins(xp, how, before) | updated)
+    if backend.values_on_host(fix):  # only the entries with something to fix
+        some = xp.any(fix, axis=1)
+        rows, fix = rows[some], fix[some]
+    identity = combine_identity(backend, how, bits.dtype)
+    zero_bits = backend.iinfo(bits.dtype).min if how is Named.MIN else 0
+    fix_bits = xp.where(
+        fix,
+        backend.full((), zero_bits, bits.dtype, bits),
+        backend.full((), identity, bits.dtype, bits),
+    )
+    backend.combine_rows(bits, rows, fix_bits, how)
+    return written
 
 
 def _last_writers(backend: Backend, rows: Array, keep: Array | None, n: int) -> Array:

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._args import as_int, as_tuple, check_integer_array
+from ._args import as_flag, as_int, as_tuple, check_integer_array
 from ._backends import Backend, backend_for
 from ._cache import static_cache
 from ._calls import Executor, executor, plain_ints, signature
@@ -79,13 +79,16 @@ def scatter(
         A hint, accepted for compatibility.
     unique_indices : bool
         The caller's promise that no element is written twice; skips duplicate handling.
-        If the promise is broken the result is undefined.
+        If the promise is broken the result is undefined. Both flags are ``True`` or
+        ``False`` (NumPy ``bool_`` scalars too, but no arrays: flags are static).
     update_computation : None, {"add", "mul", "min", "max"} or callable
         How an update meets the value there: ``None`` replaces; a callable ``f(old, new)``
         works elementwise on arrays of the input's namespace. Named combiners need a
         numeric dtype, ``"min"`` and ``"max"`` a real one. Duplicates resolve as if
         the updates were applied one by one in row-major order of ``updates`` (float add
-        and mul may differ from that only by reassociation rounding).
+        and mul may differ from that only by reassociation rounding). ``"min"`` and
+        ``"max"`` are IEEE-754 ``minimum`` and ``maximum`` (StableHLO) on every backend:
+        NaN propagates, and zeros of both signs give ``-0.0`` for min, ``+0.0`` for max.
     mode : {"drop", "drop_window", "clip", "promise_in_bounds"}
         Out of bounds: ``"drop"`` skips each update element whose target is outside
         ``input`` (the StableHLO spec); ``"drop_window"`` skips a whole window if any of it
@@ -110,7 +113,8 @@ def scatter(
         ``copy=False`` for an array that cannot be written.
     IndexOpsTypeError
         ``scatter_indices`` that are not integers, ``updates`` of another dtype than
-        ``input``, or an ``update_computation`` that is neither a name nor callable.
+        ``input``, an ``update_computation`` that is neither a name nor callable or a
+        name the dtype has no arithmetic for, or flags that are not bools.
 
     Examples
     --------
@@ -140,7 +144,9 @@ def scatter(
         flat += (index_vector_dim, *input_batching_dims, *scatter_indices_batching_dims)
     except TypeError:  # not sequences: the validating path names the argument
         flat = (None,)
-    static = (OP, mode, update_computation, bool(unique_indices), *attributes)
+    unique_indices = as_flag(OP, "unique_indices", unique_indices)
+    as_flag(OP, "indices_are_sorted", indices_are_sorted)
+    static = (OP, mode, update_computation, unique_indices, *attributes)
     key = (
         signature(static, input, scatter_indices, updates)
         if plain_ints(flat) and type(update_computation) in _NAMED_FORMS
@@ -185,28 +191,32 @@ def _prepare(
         as_tuple(OP, "input_batching_dims", input_batching),
         as_tuple(OP, "scatter_indices_batching_dims", index_batching),
     )
-    return functools.partial(_execute, backend, plan, combiner, parsed, bool(unique_indices))
+    return functools.partial(_execute, backend, plan, combiner, parsed, unique_indices)
 
 
 _NAMED_FORMS = frozenset({str, type(None)})
 
 
 def _combiner(backend: Backend, dtype: Any, update_computation: Any) -> Combiner:
+    """Resolve ``update_computation`` for ``input`` of ``dtype``: named combiners need a
+    numeric dtype (bool, NumPy's dates, strings, objects and structures have none of the
+    standard's arithmetic), min and max a real one."""
     combiner = resolve(OP, backend.xp, update_computation)
-    if combiner.named is not None and backend.has_kind(dtype, "bool"):
+    if combiner.named is not None and not backend.has_kind(dtype, "numeric"):
         raise type_error(
             OP,
             "update_computation",
             update_computation,
-            "None or a callable for bool input (named combiners need a numeric dtype)",
+            f"None or a callable for input of dtype {dtype} (named combiners need a "
+            "numeric dtype: integers, real or complex floats)",
         )
     if combiner.named in (Named.MIN, Named.MAX) and backend.has_kind(dtype, "complex floating"):
         raise type_error(
             OP,
             "update_computation",
             update_computation,
-            "None, 'add', 'mul' or a callable for complex input (the Array API orders real "
-            "numbers only)",
+            f"None, 'add', 'mul' or a callable for input of dtype {dtype} (the Array API "
+            "orders real numbers only)",
         )
     return combiner
 

@@ -51,6 +51,9 @@ class Backend:
 
     name = "generic"
     writes_into_table = False  # set_rows and combine_rows write into the table they get
+    # combine_rows' float min and max are IEEE-754 minimum and maximum for signed zeros
+    # too (min(-0.0, +0.0) is -0.0); where not, _rows fixes zero results with signed_view
+    min_max_ieee = False
 
     def __init__(self, xp: ModuleType) -> None:
         self.xp = xp
@@ -309,6 +312,13 @@ class Backend:
         library has no native way (the caller then applies the combiner pass by pass)."""
         return None
 
+    def signed_view(self, x: Array) -> Array | None:
+        """The bits of the float array ``x`` as the signed integer type of their width,
+        a view that writes go through, or ``None`` where there is none (float4 and float6
+        dtypes are narrower than any). For libraries with a native :meth:`combine_rows`
+        whose min and max are not IEEE-754 on signed zeros."""
+        return None
+
     def write_rows_by_blocks(
         self,
         x: Array,
@@ -405,6 +415,10 @@ class NativeScatter(Backend):
         table = self._set(table, self.take_rows(rows, source), self.take_rows(values, source))
         after = self.where(xp.any(keep), self.take_rows(table, first_row), before)
         return self._set(table, first_row, after)
+
+    def signed_view(self, x: Array) -> Array | None:
+        signed = getattr(self.xp, f"int{self.finfo(x.dtype).bits}", None)
+        return None if signed is None else x.view(signed)
 
     def combine_rows(
         self,
