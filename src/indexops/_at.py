@@ -10,7 +10,8 @@ order, modes, copies, tracing and fast paths.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any
 
 from ._args import as_flag, check_scalar
 from ._backends import Backend, backend_for, is_array
@@ -24,10 +25,6 @@ from ._typing import Array
 
 OP = "at"
 
-# JAX's spelling of the same modes: "drop" for a read, "fill" for a write
-_GET_ALIASES = {"drop": "fill"}
-_UPDATE_ALIASES = {"fill": "drop"}
-
 # combiners without a name in scatter: the library's own elementwise function
 _XP_COMBINERS = {"divide": "divide", "power": "pow"}
 
@@ -35,7 +32,28 @@ _NUMERIC = ("integral", "real floating", "complex floating")
 _INEXACT = ("real floating", "complex floating")
 
 
-M = TypeVar("M", GatherMode, ScatterMode)
+@dataclass(frozen=True)
+class _Update:
+    """What an update method of :class:`At` scatters: ``computation`` (scatter's
+    ``update_computation``, or a key of ``_XP_COMBINERS``), the dtype ``kinds`` x may
+    have (``None``: any), and whether ``y`` is negated first."""
+
+    computation: str | None
+    kinds: tuple[str, ...] | None
+    negate: bool = False
+
+
+_UPDATES = {
+    "set": _Update(None, None),
+    "add": _Update("add", _NUMERIC),
+    "subtract": _Update("add", _NUMERIC, negate=True),  # x - y == x + (-y), wrapping too
+    "multiply": _Update("mul", _NUMERIC),
+    "divide": _Update("divide", _INEXACT),
+    "power": _Update("power", _NUMERIC),
+    "min": _Update("min", _NUMERIC),
+    "max": _Update("max", _NUMERIC),
+    "apply": _Update(None, None),  # the callable f comes with the call
+}
 
 
 class _NoIndex:
@@ -169,7 +187,8 @@ class At:
         array([1, 4, 7])
         """
         op = "at.get"
-        gather_mode = _mode(GatherMode, op, mode, "clip", _GET_ALIASES)
+        default = GatherMode.CLIP  # JAX's default for reads
+        gather_mode = GatherMode.parse(op, default if mode is None else mode, jax_names=True)
         backend, plan, starts = self._lowered(op)
         if plan.empty_dims:  # a gather window must fit: only an empty read is possible
             return _empty_read(op, backend, self._x, plan)
@@ -226,7 +245,7 @@ class At:
         array([[0., 7., 0.],
                [0., 7., 0.]])
         """
-        return self._update("at.set", y, None, None, mode, unique_indices, copy)
+        return self._update("set", y, mode, unique_indices, copy)
 
     def add(
         self,
@@ -240,7 +259,7 @@ class At:
 
         Parameters and result as :meth:`set`.
         """
-        return self._update("at.add", y, "add", _NUMERIC, mode, unique_indices, copy)
+        return self._update("add", y, mode, unique_indices, copy)
 
     def subtract(
         self,
@@ -257,9 +276,7 @@ class At:
         Done as adding ``-y``: exact for floats, and for integers too, whose arithmetic
         wraps around (``x - y == x + (-y)`` modulo 2**bits).
         """
-        return self._update(
-            "at.subtract", y, "add", _NUMERIC, mode, unique_indices, copy, negate=True
-        )
+        return self._update("subtract", y, mode, unique_indices, copy)
 
     def multiply(
         self,
@@ -273,7 +290,7 @@ class At:
 
         Parameters and result as :meth:`set`.
         """
-        return self._update("at.multiply", y, "mul", _NUMERIC, mode, unique_indices, copy)
+        return self._update("multiply", y, mode, unique_indices, copy)
 
     def divide(
         self,
@@ -287,7 +304,7 @@ class At:
 
         Parameters and result as :meth:`set`.
         """
-        return self._update("at.divide", y, "divide", _INEXACT, mode, unique_indices, copy)
+        return self._update("divide", y, mode, unique_indices, copy)
 
     def power(
         self,
@@ -308,7 +325,7 @@ class At:
         >>> indexops.at(np.full(3, 2.0))[[1, 1]].power(np.array([2.0, 3.0]))  # (2**2)**3
         array([ 2., 64.,  2.])
         """
-        return self._update("at.power", y, "power", _NUMERIC, mode, unique_indices, copy)
+        return self._update("power", y, mode, unique_indices, copy)
 
     def min(
         self,
@@ -322,7 +339,7 @@ class At:
 
         Parameters and result as :meth:`set`.
         """
-        return self._update("at.min", y, "min", _NUMERIC, mode, unique_indices, copy)
+        return self._update("min", y, mode, unique_indices, copy)
 
     def max(
         self,
@@ -336,7 +353,7 @@ class At:
 
         Parameters and result as :meth:`set`.
         """
-        return self._update("at.max", y, "max", _NUMERIC, mode, unique_indices, copy)
+        return self._update("max", y, mode, unique_indices, copy)
 
     def apply(
         self,
@@ -365,7 +382,7 @@ class At:
         """
         if not callable(f):
             raise type_error("at.apply", "f", f, "a callable f(old, new)")
-        return self._update("at.apply", y, f, None, mode, unique_indices, copy)
+        return self._update("apply", y, mode, unique_indices, copy, f=f)
 
     # -- shared by the methods ------------------------------------------------------------
 
@@ -387,25 +404,26 @@ class At:
 
     def _update(
         self,
-        op: str,
+        method: str,
         y: Any,
-        computation: Any,
-        kinds: tuple[str, ...] | None,
         mode: str | ScatterMode | None,
         unique_indices: bool,
         copy: bool | None,
-        *,
-        negate: bool = False,
+        f: Callable[[Array, Array], Array] | None = None,
     ) -> Array:
-        """One scatter with ``computation``; ``kinds``: the dtype kinds ``x`` may have."""
+        """One scatter for the update ``method`` (see :data:`_UPDATES`); ``f`` for apply."""
+        op, update = f"at.{method}", _UPDATES[method]
         x = self._x
-        scatter_mode = _mode(ScatterMode, op, mode, "drop", _UPDATE_ALIASES)
+        default = ScatterMode.DROP  # JAX's default for updates
+        scatter_mode = ScatterMode.parse(op, default if mode is None else mode, jax_names=True)
         backend, plan, starts = self._lowered(op, y)
+        kinds = update.kinds
         if kinds is not None and not any(backend.has_kind(x.dtype, kind) for kind in kinds):
             raise type_error(op, "x.dtype", str(x.dtype), f"a dtype of kind {' or '.join(kinds)}")
         writes_in_place(backend, op, x, copy, name="x")
         unique_indices = as_flag(op, "unique_indices", unique_indices)
-        updates = _updates(op, backend, x, y, plan.result_shape, negate)
+        updates = _updates(op, backend, x, y, plan.result_shape, update.negate)
+        computation = f if f is not None else update.computation
         if computation in _XP_COMBINERS:
             computation = backend.elementwise(_XP_COMBINERS[computation])
         return scatter(
@@ -421,15 +439,6 @@ class At:
             unique_indices=unique_indices,
             copy=copy,
         )
-
-
-def _mode(kind: type[M], op: str, mode: Any, default: str, aliases: dict[str, str]) -> M:
-    """The mode member: ``default`` for ``None``, JAX's other names accepted."""
-    if mode is None:
-        mode = default
-    elif isinstance(mode, str):
-        mode = aliases.get(mode, mode)
-    return kind.parse(op, mode)
 
 
 def _updates(

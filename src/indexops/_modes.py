@@ -17,10 +17,18 @@ class Mode(enum.Enum):
         return self.value
 
     @classmethod
-    def parse(cls: type[M], op: str, value: Any) -> M:
-        """The member named ``value`` (a member passes through), or a clear error."""
+    def jax_names(cls) -> dict[str, str]:
+        """JAX's names of members that have another name here (``.at[]``'s spelling)."""
+        return {}
+
+    @classmethod
+    def parse(cls: type[M], op: str, value: Any, *, jax_names: bool = False) -> M:
+        """The member named ``value`` (a member passes through), or a clear error; with
+        ``jax_names``, JAX's names of the modes too (``indexops.at`` takes them)."""
         if isinstance(value, cls):
             return value
+        if jax_names and isinstance(value, str):
+            value = cls.jax_names().get(value, value)
         member = cls._value2member_map_.get(value) if isinstance(value, str) else None
         if member is not None:
             return member  # type: ignore[return-value]
@@ -36,6 +44,10 @@ class GatherMode(Mode):
     FILL = "fill"  # fill the whole window with fill_value (JAX FILL_OR_DROP)
     PROMISE_IN_BOUNDS = "promise_in_bounds"  # the caller promises it never happens
 
+    @classmethod
+    def jax_names(cls) -> dict[str, str]:
+        return {"drop": "fill"}  # JAX reads out of bounds as FILL_OR_DROP: a fill
+
 
 class ScatterMode(Mode):
     """What scatter does with an update whose target is outside the input."""
@@ -44,3 +56,7 @@ class ScatterMode(Mode):
     DROP_WINDOW = "drop_window"  # skip the whole window if any of it is outside (XLA)
     CLIP = "clip"  # move the window inside
     PROMISE_IN_BOUNDS = "promise_in_bounds"
+
+    @classmethod
+    def jax_names(cls) -> dict[str, str]:
+        return {"fill": "drop"}  # JAX writes out of bounds as FILL_OR_DROP: a drop
