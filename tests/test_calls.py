@@ -12,7 +12,8 @@ import pytest
 from helpers import ROW_SCATTER
 
 import indexops
-from indexops import IndexOpsTypeError, IndexOpsValueError, _calls
+from indexops import IndexOpsTypeError, IndexOpsValueError
+from indexops._plan import executors as _calls
 
 GATHER_ROWS = dict(
     offset_dims=(1,),

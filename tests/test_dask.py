@@ -91,8 +91,8 @@ def test_unaligned_chunks_give_the_same_values_and_stay_unwritten(update_computa
 
 
 def test_a_chain_result_arriving_unaligned_is_copied_once_and_written_right():
-    from indexops._backends._dask_graph import _apply_piece
-    from indexops._combiners import resolve
+    from indexops._execute.chunked import _apply_piece
+    from indexops._validate.combiners import resolve
 
     chunk = unaligned(TABLE)
     piece = (unaligned(np.array([3, 3, 0])), unaligned(UPDATES[:3]))

@@ -17,7 +17,7 @@ from reference import slice_scatter as ref
 
 import indexops
 from indexops import IndexOpsTypeError, IndexOpsValueError
-from indexops._slice_scatter import clamp
+from indexops._ops.slice_scatter import clamp
 
 INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

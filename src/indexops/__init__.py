@@ -7,13 +7,13 @@ scatter; they run on NumPy, CuPy, PyTorch, JAX, array-api-strict and any other
 library that implements the standard.
 """
 
-from ._at import at
-from ._dynamic_slice import dynamic_slice, dynamic_update_slice
 from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
-from ._gather import gather
-from ._scatter import scatter
-from ._scatter_update import scatter_update
-from ._slice_scatter import slice_scatter
+from ._ops.at import at
+from ._ops.dynamic_slice import dynamic_slice, dynamic_update_slice
+from ._ops.gather import gather
+from ._ops.scatter import scatter
+from ._ops.scatter_update import scatter_update
+from ._ops.slice_scatter import slice_scatter
 
 __all__ = [
     "IndexOpsError",

@@ -12,14 +12,13 @@ from types import ModuleType
 
 import numpy as np
 
-from ._args import as_int, as_tuple
 from ._backends import Backend, backend_for
-from ._combiners import REPLACE
-from ._copy import writes_in_place
 from ._errors import type_error, value_error
-from ._rows import write_rows
-from ._scatter_update import expected_src_shape as scatter_update_src_shape
+from ._execute.writes import write_rows
+from ._ops.scatter_update import expected_src_shape as scatter_update_src_shape
 from ._typing import Array
+from ._validate.arguments import as_int, as_tuple, writes_in_place
+from ._validate.combiners import REPLACE
 
 __all__ = [
     "Array",

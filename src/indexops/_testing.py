@@ -22,7 +22,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from . import _backends, _calls
+from . import _backends
+from ._plan import executors
 
 __all__ = ["active_variant", "device_paths", "generic_only"]
 
@@ -30,11 +31,11 @@ __all__ = ["active_variant", "device_paths", "generic_only"]
 @contextlib.contextmanager
 def _variant(name: str) -> Iterator[None]:
     backends = _backends.VARIANT.set(name)
-    keeping = _calls.KEEPING.set(False)
+    keeping = executors.KEEPING.set(False)
     try:
         yield
     finally:
-        _calls.KEEPING.reset(keeping)
+        executors.KEEPING.reset(keeping)
         _backends.VARIANT.reset(backends)
 
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import array_api_compat as compat
 
-from .._cache import torch_is_compiling
 from .._errors import type_error
+from .._plan.cache import torch_is_compiling
 from .._typing import Array
 from ._base import Backend, ValuesUnknown
 
-__all__ = ["Backend", "ValuesUnknown", "backend_for", "is_array"]
+__all__ = ["Backend", "ValuesUnknown", "backend_for", "for_indices", "is_array"]
 
 _BY_TYPE: dict[type, Backend] = {}
 _NOT_ARRAYS = (int, float, complex, bool, str, bytes, tuple, list, dict, type(None))
@@ -70,6 +70,15 @@ def _dask_with_numpy(op: str, arrays: dict[str, Array]) -> Backend | None:
     if lazy and all(compat.is_dask_array(x) or compat.is_numpy_array(x) for x in arrays.values()):
         return _BY_TYPE.get(type(lazy[0])) or _make(_namespace(op, {"a": lazy[0]}), lazy[0])
     return None
+
+
+def for_indices(backend: Backend, indices: Array) -> Backend:
+    """The backend that computes target rows from ``indices``: ``backend``, except where a
+    chunked library (Dask) takes index arrays whose values are on the host (NumPy), whose
+    rows are then found at once."""
+    if backend.chunked and not compat.is_dask_array(indices):
+        return backend_for("indices", indices=indices)
+    return backend
 
 
 def is_array(x: Any) -> bool:

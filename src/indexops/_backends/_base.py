@@ -15,10 +15,10 @@ from typing import Any
 
 import array_api_compat as compat
 
-from .._cache import static_cache
-from .._combiners import Combiner, Named
 from .._errors import value_error
+from .._plan.cache import static_cache
 from .._typing import Array
+from .._validate.combiners import Named
 
 _IDENTITY_PERMUTATIONS = frozenset(tuple(range(n)) for n in range(65))
 
@@ -51,6 +51,8 @@ class Backend:
 
     name = "generic"
     writes_into_table = False  # set_rows and combine_rows write into the table they get
+    chunked = False  # arrays of chunks, written chunk by chunk (indexops._execute.chunked)
+    chunks_generic = False  # for chunked libraries: chunks get the generic backend
     # combine_rows' float min and max are IEEE-754 minimum and maximum for signed zeros
     # too (min(-0.0, +0.0) is -0.0); where not, _rows fixes zero results with signed_view
     min_max_ieee = False
@@ -78,11 +80,6 @@ class Backend:
         variant = copy.copy(self)
         variant.host_reads, variant._variants = False, {}
         return variant
-
-    def for_indices(self, indices: Array) -> Backend:
-        """The backend that computes target rows from ``indices``: this one, except where
-        a chunked library takes index arrays whose values are on the host."""
-        return self
 
     # -- what an array allows -------------------------------------------------------------
 
@@ -317,19 +314,6 @@ class Backend:
         a view that writes go through, or ``None`` where there is none (float4 and float6
         dtypes are narrower than any). For libraries with a native :meth:`combine_rows`
         whose min and max are not IEEE-754 on signed zeros."""
-        return None
-
-    def write_rows_by_blocks(
-        self,
-        x: Array,
-        rows_shape: tuple[int, int],
-        rows: Array,
-        values: Array,
-        combiner: Combiner,
-        keep: Array | None,
-    ) -> Array | None:
-        """For chunked libraries: a new ``x`` (seen as ``rows_shape``) with the rows written
-        chunk by chunk, as :func:`~indexops._rows.write_rows` specifies. ``None`` elsewhere."""
         return None
 
     # -- windows --------------------------------------------------------------------------

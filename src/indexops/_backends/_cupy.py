@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._combiners import Named
 from .._typing import Array
+from .._validate.combiners import Named
 from ._base import NativeScatter, ValuesUnknown
 
 # cupy's ufunc.at runs on these dtypes only (float16 for add alone); others take passes

@@ -1,10 +1,12 @@
 """Dask: lazy, chunked arrays that cannot be written; every op builds a graph and computes
 nothing. Gathers and window reads use Dask's own chunked indexing; row scatters are chains
-of per-chunk tasks (see :mod:`._dask_graph`); value checks raise when the graph runs."""
+of per-chunk tasks (see :mod:`indexops._execute.chunked`); value checks raise when the graph
+runs."""
 
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from collections.abc import Callable
 from types import ModuleType
@@ -13,11 +15,11 @@ from typing import Any
 import array_api_compat as compat
 import dask.array as da
 import numpy as np
+from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
 
-from .._combiners import Combiner
 from .._errors import type_error, value_error
 from .._typing import Array
-from . import _dask_graph
 from ._base import Backend, ValuesUnknown
 
 
@@ -48,7 +50,7 @@ INDEX_ARGUMENTS = ("scatter_indices", "start_indices", "index", "idx")
 
 class DaskBackend(Backend):
     name = "dask"
-    chunks_generic = False  # True in the "generic" variant: chunks get the generic backend
+    chunked = True
 
     def __init__(self, xp: ModuleType) -> None:
         super().__init__(_Namespace(xp))
@@ -95,21 +97,6 @@ class DaskBackend(Backend):
     def copy(self, x: Array) -> Array:
         return x.copy()  # a new Array of the same (immutable) graph
 
-    def write_rows_by_blocks(
-        self,
-        x: Array,
-        rows_shape: tuple[int, int],
-        rows: Array,
-        values: Array,
-        combiner: Combiner,
-        keep: Array | None,
-    ) -> Array | None:
-        if 0 in (rows.shape[0], *x.shape):
-            return self.copy(x)
-        return _dask_graph.scatter_rows(
-            x, rows_shape, rows, values, combiner, keep, self.chunks_generic
-        )
-
     def raise_lazily(
         self,
         result: Array,
@@ -117,17 +104,10 @@ class DaskBackend(Backend):
         culprit: Array,
         error: Callable[[int, int], Exception],
     ) -> Array:
-        return _dask_graph.raise_lazily(result, bad, culprit, error)
+        return _raise_lazily(result, bad, culprit, error)
 
     def host_ints(self, x: Array) -> tuple[int, ...]:
         raise ValuesUnknown("lazy dask")
-
-    def for_indices(self, indices: Array) -> Backend:
-        if isinstance(indices, np.ndarray):  # known on the host: rows are found now
-            from . import backend_for
-
-            return backend_for("indices", indices=indices)
-        return self
 
 
 def _check_numpy_roles(op: str, arrays: dict[str, Array]) -> None:
@@ -148,3 +128,53 @@ def _check_numpy_roles(op: str, arrays: dict[str, Array]) -> None:
             f"({', '.join(INDEX_ARGUMENTS)}) next to Dask ones; wrap the others with "
             "dask.array.from_array, or compute the Dask ones",
         )
+
+
+def _first_bad(bad: Array, culprit: Array, start: int) -> tuple[int, int] | None:
+    """The first position (counted from ``start``) where ``bad``, with its culprit."""
+    hits = np.flatnonzero(np.asarray(bad))
+    if hits.size == 0:
+        return None
+    return start + int(hits[0]), int(np.asarray(culprit)[hits[0]])
+
+
+def _raise_first(error: Callable[[int, int], Exception], *firsts: Any) -> bool:
+    for found in firsts:
+        if found is not None:
+            raise error(*found)
+    return True
+
+
+def _after(block: Array, passed: bool) -> Array:
+    return block
+
+
+def _raise_lazily(
+    result: da.Array, bad: da.Array, culprit: da.Array, error: Callable[[int, int], Exception]
+) -> da.Array:
+    """``result``, made to raise ``error(position, culprit[position])`` for the first
+    ``position`` where the 1-D ``bad`` is True, when it is computed (nothing is read now).
+
+    One task per block of ``bad`` finds its first hit, one task raises for the earliest,
+    and every block of ``result`` waits for that task.
+    """
+    culprit = culprit.rechunk(bad.chunks)
+    name = f"check-{tokenize(bad, culprit, error)}"
+    starts = _offsets(bad.chunks[0])
+    layer: dict[Any, Any] = {
+        (f"{name}-block", u): (_first_bad, (bad.name, u), (culprit.name, u), start)
+        for u, start in enumerate(starts)
+    }
+    verdict = (f"{name}-verdict",)
+    layer[verdict] = (_raise_first, error, *(key for key in layer))
+    out = f"{name}-checked"
+    for index in itertools.product(*(range(len(c)) for c in result.chunks)):
+        out_key = (out, *index)
+        layer[out_key] = (_after, (result.name, *index), verdict)
+    dependencies: list[Any] = [result, bad, culprit]
+    graph = HighLevelGraph.from_collections(out, layer, dependencies=dependencies)
+    return da.Array(graph, out, chunks=result.chunks, dtype=result.dtype, meta=result._meta)
+
+
+def _offsets(chunks: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(itertools.accumulate((0, *chunks[:-1])))

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._cache import static_cache
+from .._plan.cache import static_cache
 
 _BY_CHAR = {
     "b": "bool",

@@ -9,8 +9,8 @@ import jax
 import jax.numpy as jnp
 from jax.experimental import checkify
 
-from .._combiners import Named
 from .._typing import Array
+from .._validate.combiners import Named
 from ._base import Backend, ValuesUnknown
 
 _METHODS = {Named.ADD: "add", Named.MUL: "multiply", Named.MIN: "min", Named.MAX: "max"}

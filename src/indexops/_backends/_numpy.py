@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from .._cache import static_cache
-from .._combiners import Named
 from .._errors import type_error
+from .._plan.cache import static_cache
 from .._typing import Array
+from .._validate.combiners import Named
 from ._base import NativeScatter, repeats_elements
 from ._host import all_in_range, count_distinct
 

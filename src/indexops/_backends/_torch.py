@@ -16,8 +16,8 @@ import array_api_compat.torch as torch_namespace
 import numpy as np
 import torch
 
-from .._combiners import Named
 from .._typing import Array
+from .._validate.combiners import Named
 from ._base import NativeScatter, ValuesUnknown, repeats_elements
 from ._host import all_in_range, count_distinct
 

@@ -13,17 +13,16 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._args import as_tuple, index_ints, index_items
-from ._backends import Backend, backend_for, is_array
-from ._cache import static_cache
-from ._calls import Executor, executor, int_tuples, signature
-from ._combiners import REPLACE
-from ._copy import read_before_writing, writes_in_place
-from ._errors import type_error, value_error
-from ._geometry import WindowPlan, make_plan
-from ._rows import write_rows
-from ._starts import row_numbers, to_index
-from ._typing import Array
+from .._backends import Backend, backend_for, is_array
+from .._errors import type_error, value_error
+from .._execute.targets import row_numbers, to_index
+from .._execute.writes import read_before_writing, write_rows
+from .._plan.cache import static_cache
+from .._plan.executors import Executor, executor, int_tuples, signature
+from .._plan.windows import WindowPlan, make_plan
+from .._typing import Array
+from .._validate.arguments import as_tuple, index_ints, index_items, writes_in_place
+from .._validate.combiners import REPLACE
 
 SLICE = "dynamic_slice"
 UPDATE = "dynamic_update_slice"

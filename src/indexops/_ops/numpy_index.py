@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from ._backends import Backend, ValuesUnknown, backend_for, is_array
-from ._cache import static_cache
-from ._errors import type_error, value_error
-from ._starts import to_index
-from ._typing import Array
+from .._backends import Backend, ValuesUnknown, backend_for, is_array
+from .._errors import type_error, value_error
+from .._execute.targets import to_index
+from .._plan.cache import static_cache
+from .._typing import Array
 
 ALLOWED = (
     "ints, slices, None, ..., integer or boolean arrays, sequences of ints or bools, "

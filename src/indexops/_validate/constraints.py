@@ -5,7 +5,7 @@ Each raises the one error style of indexops, with the constraint's label (e.g. C
 
 from __future__ import annotations
 
-from ._errors import value_error
+from .._errors import value_error
 
 
 def check_window_rank(op: str, name: str, value: tuple[int, ...], rank: int, rule: str) -> None:

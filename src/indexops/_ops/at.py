@@ -13,15 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._args import as_flag, check_scalar
-from ._backends import Backend, backend_for, is_array
-from ._copy import writes_in_place
-from ._errors import type_error, value_error
-from ._gather import gather
-from ._indexing import IndexPlan, index_plan, parse_index, start_indices
-from ._modes import GatherMode, ScatterMode
-from ._scatter import scatter
-from ._typing import Array
+from .._backends import Backend, backend_for, is_array
+from .._errors import type_error, value_error
+from .._typing import Array
+from .._validate.arguments import as_flag, check_scalar, writes_in_place
+from .._validate.modes import GatherMode, ScatterMode
+from .gather import gather
+from .numpy_index import IndexPlan, index_plan, parse_index, start_indices
+from .scatter import scatter
 
 OP = "at"
 

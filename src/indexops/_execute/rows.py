@@ -18,58 +18,17 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from ._backends import Backend
-from ._backends._base import combine_identity
-from ._combiners import Combiner, Named
-from ._copy import read_before_writing
-from ._typing import Array
+from .._backends import Backend
+from .._backends._base import combine_identity
+from .._typing import Array
+from .._validate.combiners import Combiner, Named
 
 # Up to this many target rows per written row, the last writer of each row is found with
 # scratch arrays of one entry per target row (a few passes over memory) instead of sorting.
 SCRATCH_ROWS_PER_UPDATE = 64
 
 
-def write_rows(
-    backend: Backend,
-    x: Array,
-    rows_shape: tuple[int, int],
-    rows: Array,
-    values: Array,
-    combiner: Combiner,
-    *,
-    in_place: bool,
-    keep: Array | None = None,
-    unique: bool = False,
-) -> Array:
-    """Put rows into ``x`` seen as a 2-D array of ``rows_shape``; the result has x's shape.
-
-    ``rows`` (1-D, index dtype) are in range wherever ``keep`` is True (or everywhere
-    without ``keep``), ``values`` is ``[len(rows), rows_shape[1]]``. With
-    ``in_place=True`` the result is ``x`` itself, written even where the 2-D view had to
-    be a copy; otherwise ``x`` is left untouched. ``rows`` and ``values`` may view ``x``:
-    the result is that of their values before the call. ``unique=True`` promises that no
-    row repeats among the kept entries.
-    """
-    if 0 in (rows.shape[0], *rows_shape):  # nothing to write
-        return x if in_place else backend.copy(x)
-    by_blocks = backend.write_rows_by_blocks(x, rows_shape, rows, values, combiner, keep)
-    if by_blocks is not None:
-        return by_blocks
-    xp = backend.xp
-    if in_place:
-        rows, values = read_before_writing(backend, x, rows, values)
-    work = backend.copy(x) if backend.writes_into_table and not in_place else x
-    table = xp.reshape(work, rows_shape)
-    written = put_rows(backend, table, rows, values, combiner, keep=keep, unique=unique)
-    if not in_place:
-        result = xp.reshape(written, x.shape)
-        return result if result is not x else backend.copy(x)
-    if not backend.shares_memory(written, x):
-        x[...] = xp.reshape(written, x.shape)
-    return x
-
-
-def put_rows(
+def table_with_rows(
     backend: Backend,
     table: Array,
     rows: Array,

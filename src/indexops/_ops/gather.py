@@ -6,11 +6,29 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._args import as_flag, as_int, as_tuple, check_integer_array, check_scalar, scalar_range
-from ._backends import Backend, backend_for, is_array
-from ._cache import static_cache
-from ._calls import Executor, executor, plain_ints, signature
-from ._checks import (
+from .._backends import Backend, backend_for, for_indices, is_array
+from .._errors import value_error
+from .._execute.targets import (
+    all_inside_on_host,
+    clamp_columns,
+    row_numbers,
+    start_columns,
+    to_index,
+    windows_in_bounds,
+)
+from .._plan.cache import static_cache
+from .._plan.executors import Executor, executor, plain_ints, signature
+from .._plan.windows import WindowPlan, make_plan
+from .._typing import Array
+from .._validate.arguments import (
+    as_flag,
+    as_int,
+    as_tuple,
+    check_integer_array,
+    check_scalar,
+    scalar_range,
+)
+from .._validate.constraints import (
     check_at_most_one,
     check_batching_dims,
     check_index_vector_dim,
@@ -20,18 +38,7 @@ from ._checks import (
     check_unique,
     check_window_rank,
 )
-from ._errors import value_error
-from ._geometry import WindowPlan, make_plan
-from ._modes import GatherMode
-from ._starts import (
-    all_inside_on_host,
-    clamp_columns,
-    row_numbers,
-    start_columns,
-    to_index,
-    windows_in_bounds,
-)
-from ._typing import Array
+from .._validate.modes import GatherMode
 
 OP = "gather"
 
@@ -156,7 +163,7 @@ def _prepare(
     if (
         plan.rows_are_clamped_starts
         and parsed is not GatherMode.FILL
-        and backend.for_indices(start_indices) is backend
+        and for_indices(backend, start_indices) is backend
     ):
         take = backend.take_rows_clipped if parsed is GatherMode.CLIP else backend.take_rows
         return functools.partial(_take_rows, backend, plan, take)
@@ -206,7 +213,7 @@ def _execute(
     """Read the windows: clamp or mask the starts, take their rows, lay them out."""
     xp = backend.xp
     fill = _fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
-    on_indices = backend.for_indices(indices)
+    on_indices = for_indices(backend, indices)
     columns = start_columns(on_indices, plan, indices)
     inside = None
     if mode is GatherMode.FILL and not (

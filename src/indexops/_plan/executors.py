@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from ._cache import torch_is_compiling
+from .cache import torch_is_compiling
 
 Executor = Callable[..., Any]
 

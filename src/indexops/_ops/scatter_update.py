@@ -1,7 +1,7 @@
 """``scatter_update``: PyPTO's row scatter into a 2-D table or a paged KV cache.
 
 The op writes whole rows of ``d`` elements, one per token, so it lowers directly to one
-:func:`~indexops._rows.write_rows` call with the replace combiner: the 4-D cache
+:func:`~indexops._execute.rows.write_rows` call with the replace combiner: the 4-D cache
 ``[blockNum, blockSize, 1, d]`` is the 2-D table ``[blockNum * blockSize, d]`` and slot
 ``k`` is its row ``k`` (``k // blockSize`` is the block, ``k % blockSize`` the offset).
 """
@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import functools
 
-from ._args import as_int, check_integer_array
-from ._backends import Backend, backend_for
-from ._cache import static_cache
-from ._calls import Executor, executor, signature
-from ._combiners import REPLACE
-from ._copy import writes_in_place
-from ._errors import type_error, value_error
-from ._rows import write_rows
-from ._starts import to_index
-from ._typing import Array
+from .._backends import Backend, backend_for, for_indices
+from .._errors import type_error, value_error
+from .._execute.targets import to_index
+from .._execute.writes import write_rows
+from .._plan.cache import static_cache
+from .._plan.executors import Executor, executor, signature
+from .._typing import Array
+from .._validate.arguments import as_int, check_integer_array, writes_in_place
+from .._validate.combiners import REPLACE
 
 OP = "scatter_update"
 
@@ -142,7 +141,7 @@ def _execute(
 ) -> Array:
     """Each token's row into its slot's row; padding and bad slots are skipped."""
     in_place = writes_in_place(backend, OP, input, copy)
-    rows, keep = _slots(backend.for_indices(index), index, rows_shape[0])
+    rows, keep = _slots(for_indices(backend, index), index, rows_shape[0])
     values = backend.reshape(src, (rows.shape[0], rows_shape[1]))
     return write_rows(
         backend, input, rows_shape, rows, values, REPLACE, in_place=in_place, keep=keep

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ._errors import type_error, value_error
-from ._typing import Array
+from .._errors import type_error, value_error
+from .._typing import Array
 
 
 class Named(enum.Enum):

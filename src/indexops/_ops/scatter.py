@@ -6,26 +6,9 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._args import as_flag, as_int, as_tuple, check_integer_array
-from ._backends import Backend, backend_for
-from ._cache import static_cache
-from ._calls import Executor, executor, plain_ints, signature
-from ._checks import (
-    check_batching_dims,
-    check_index_vector_dim,
-    check_rank_sum,
-    check_sorted,
-    check_start_map_size,
-    check_unique,
-    check_window_rank,
-)
-from ._combiners import Combiner, Named, resolve
-from ._copy import writes_in_place
-from ._errors import type_error, value_error
-from ._geometry import WindowPlan, make_plan
-from ._modes import ScatterMode
-from ._rows import write_rows
-from ._starts import (
+from .._backends import Backend, backend_for, for_indices
+from .._errors import type_error, value_error
+from .._execute.targets import (
     all_inside_on_host,
     clamp_columns,
     row_numbers,
@@ -35,7 +18,23 @@ from ._starts import (
     to_index,
     windows_in_bounds,
 )
-from ._typing import Array
+from .._execute.writes import write_rows
+from .._plan.cache import static_cache
+from .._plan.executors import Executor, executor, plain_ints, signature
+from .._plan.windows import WindowPlan, make_plan
+from .._typing import Array
+from .._validate.arguments import as_flag, as_int, as_tuple, check_integer_array, writes_in_place
+from .._validate.combiners import Combiner, Named, resolve
+from .._validate.constraints import (
+    check_batching_dims,
+    check_index_vector_dim,
+    check_rank_sum,
+    check_sorted,
+    check_start_map_size,
+    check_unique,
+    check_window_rank,
+)
+from .._validate.modes import ScatterMode
 
 OP = "scatter"
 
@@ -234,7 +233,7 @@ def _execute(
 ) -> Array:
     """Write the windows: find each update row's target row, then write the rows."""
     in_place = writes_in_place(backend, OP, input, copy)
-    rows, keep = _target_rows(backend.for_indices(indices), plan, indices, mode, input)
+    rows, keep = _target_rows(for_indices(backend, indices), plan, indices, mode, input)
     values = backend.permute_dims(updates, plan.layout_to_rows)
     values = backend.reshape(values, (plan.row_count, plan.rows_shape[1]))
     return write_rows(

@@ -1,4 +1,4 @@
-"""Task graphs of the Dask backend: scatters chunk by chunk, value checks at compute time.
+"""Scatters chunk by chunk: the row writes of :mod:`.writes` as a Dask task graph.
 
 A row scatter meets a chunked operand as a grid. Which rows are dropped, clamped or kept
 was decided before, on the whole operand's coordinates. Then one task per update block
@@ -21,7 +21,6 @@ import functools
 import itertools
 import math
 import operator
-from collections.abc import Callable
 from typing import Any
 
 import array_api_compat as compat
@@ -30,8 +29,10 @@ import numpy as np
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from .._combiners import Combiner, resolve
+from .._backends import Backend, backend_for
 from .._typing import Array
+from .._validate.combiners import Combiner, resolve
+from .rows import table_with_rows
 
 
 def tail_start(shape: tuple[int, ...], rows_shape: tuple[int, int]) -> int:
@@ -42,10 +43,6 @@ def tail_start(shape: tuple[int, ...], rows_shape: tuple[int, int]) -> int:
         if math.prod(shape[k:]) == rows_shape[1] and math.prod(shape[:k]) == rows_shape[0]:
             return k
     raise ValueError(f"{rows_shape} is no row view of {shape}")
-
-
-def _offsets(chunks: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(itertools.accumulate((0, *chunks[:-1])))
 
 
 class RowGrid:
@@ -137,9 +134,6 @@ def _apply_piece(
     """The piece of one update block that lands in one operand chunk, written into a copy
     of the chunk (first block of the chain, or a chain's result that arrived unaligned from
     another worker) or else into the chain's own intermediate result."""
-    from .._rows import put_rows
-    from . import Backend, backend_for
-
     rows, values = (aligned(a) for a in piece)
     if rows.shape[0] == 0 and not first:
         return chunk
@@ -151,7 +145,7 @@ def _apply_piece(
     table2d = xp.reshape(table, (head, width))
     values2d = xp.reshape(values, (values.shape[0], width))
     on_chunk = combiner if combiner.named is None else resolve("scatter", xp, combiner.named)
-    written = put_rows(backend, table2d, rows, values2d, on_chunk)
+    written = table_with_rows(backend, table2d, rows, values2d, on_chunk)
     return xp.reshape(written, chunk.shape)
 
 
@@ -235,52 +229,3 @@ def _hits_on_host(rows_by_block: list[Any], keep_by_block: list[Any], grid: RowG
         chunk, _, _ = sort_to_chunks(np, rows, keep, grid)
         hits.append({int(c) for c in np.unique(chunk)} - {grid.head_count})
     return hits
-
-
-# -- value checks at compute time -----------------------------------------------------------
-
-
-def _first_bad(bad: Array, culprit: Array, start: int) -> tuple[int, int] | None:
-    """The first position (counted from ``start``) where ``bad``, with its culprit."""
-    hits = np.flatnonzero(np.asarray(bad))
-    if hits.size == 0:
-        return None
-    return start + int(hits[0]), int(np.asarray(culprit)[hits[0]])
-
-
-def _raise_first(error: Callable[[int, int], Exception], *firsts: Any) -> bool:
-    for found in firsts:
-        if found is not None:
-            raise error(*found)
-    return True
-
-
-def _after(block: Array, passed: bool) -> Array:
-    return block
-
-
-def raise_lazily(
-    result: da.Array, bad: da.Array, culprit: da.Array, error: Callable[[int, int], Exception]
-) -> da.Array:
-    """``result``, made to raise ``error(position, culprit[position])`` for the first
-    ``position`` where the 1-D ``bad`` is True, when it is computed (nothing is read now).
-
-    One task per block of ``bad`` finds its first hit, one task raises for the earliest,
-    and every block of ``result`` waits for that task.
-    """
-    culprit = culprit.rechunk(bad.chunks)
-    name = f"check-{tokenize(bad, culprit, error)}"
-    starts = _offsets(bad.chunks[0])
-    layer: dict[Any, Any] = {
-        (f"{name}-block", u): (_first_bad, (bad.name, u), (culprit.name, u), start)
-        for u, start in enumerate(starts)
-    }
-    verdict = (f"{name}-verdict",)
-    layer[verdict] = (_raise_first, error, *(key for key in layer))
-    out = f"{name}-checked"
-    for index in itertools.product(*(range(len(c)) for c in result.chunks)):
-        out_key = (out, *index)
-        layer[out_key] = (_after, (result.name, *index), verdict)
-    dependencies: list[Any] = [result, bad, culprit]
-    graph = HighLevelGraph.from_collections(out, layer, dependencies=dependencies)
-    return da.Array(graph, out, chunks=result.chunks, dtype=result.dtype, meta=result._meta)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import functools
 
-from ._backends import Backend
-from ._geometry import WindowPlan
-from ._typing import Array
+from .._backends import Backend
+from .._plan.windows import WindowPlan
+from .._typing import Array
 
 
 def to_index(backend: Backend, x: Array) -> Array:

@@ -20,13 +20,13 @@ import functools
 import math
 from typing import Any, NamedTuple
 
-from ._args import index_ints
-from ._backends import Backend, backend_for
-from ._cache import static_cache
-from ._calls import Executor, executor, int_tuples, signature
-from ._copy import read_before_writing, writes_in_place
-from ._errors import type_error, value_error
-from ._typing import Array
+from .._backends import Backend, backend_for
+from .._errors import type_error, value_error
+from .._execute.writes import read_before_writing
+from .._plan.cache import static_cache
+from .._plan.executors import Executor, executor, int_tuples, signature
+from .._typing import Array
+from .._validate.arguments import index_ints, writes_in_place
 
 OP = "slice_scatter"
 

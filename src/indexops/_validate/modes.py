@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from typing import Any, TypeVar
 
-from ._errors import type_error, value_error
+from .._errors import type_error, value_error
 
 M = TypeVar("M", bound="Mode")
 

@@ -9,10 +9,10 @@ from typing import Any, NamedTuple
 import array_api_compat as compat
 import numpy as np
 
-from ._backends import Backend, ValuesUnknown, backend_for, is_array
-from ._cache import static_cache
-from ._errors import type_error, value_error
-from ._typing import Array
+from .._backends import Backend, ValuesUnknown, backend_for, is_array
+from .._errors import type_error, value_error
+from .._plan.cache import static_cache
+from .._typing import Array
 
 INDEX_FORMS = "a 1-D integer array, or a sequence of ints or 0-d integer arrays"
 
@@ -232,3 +232,30 @@ def _held_values(dtype: Any, held: ScalarRange) -> str:
         return f"an int in [{held.low}, {held.high}], the range of {dtype}"
     numbers_held = "an int or real number" if held.kind == "real floating" else "a number"
     return f"{numbers_held} that {dtype} holds (in [{held.low:g}, {held.high:g}])"
+
+
+def writes_in_place(
+    backend: Backend, op: str, x: Array, copy: bool | None, name: str = "input"
+) -> bool:
+    """Resolve ``copy``: whether the op writes into ``x`` itself.
+
+    ``copy=True`` never writes into ``x``; ``copy=False`` must, and fails for arrays that
+    cannot be written, saying why (:meth:`Backend.why_not_writable`); ``copy=None`` writes
+    in place where possible. Runs before anything is written.
+    """
+    if copy is True:
+        return False
+    if copy is not None and copy is not False:
+        raise type_error(op, "copy", copy, "True, False or None")
+    reason = backend.why_not_writable(x)
+    if reason is None:
+        return True
+    if copy is None:
+        return False
+    raise value_error(
+        op,
+        "copy",
+        False,
+        f"{name} ({type(x).__module__}.{type(x).__name__}) cannot be written in place: "
+        f"{reason}; pass copy=True for a new array or copy=None to copy only when needed",
+    )

@@ -1,0 +1,62 @@
+"""The writes of every op into its input: rows of a 2-D view, in memory or chunk by chunk,
+into the input itself or into a copy, with updates read before anything is written."""
+
+from __future__ import annotations
+
+from .._backends import Backend
+from .._typing import Array
+from .._validate.combiners import Combiner
+from .chunked import scatter_rows
+from .rows import table_with_rows
+
+
+def write_rows(
+    backend: Backend,
+    x: Array,
+    rows_shape: tuple[int, int],
+    rows: Array,
+    values: Array,
+    combiner: Combiner,
+    *,
+    in_place: bool,
+    keep: Array | None = None,
+    unique: bool = False,
+) -> Array:
+    """Put rows into ``x`` seen as a 2-D array of ``rows_shape``; the result has x's shape.
+
+    ``rows`` (1-D, index dtype) are in range wherever ``keep`` is True (or everywhere
+    without ``keep``), ``values`` is ``[len(rows), rows_shape[1]]``. With
+    ``in_place=True`` the result is ``x`` itself, written even where the 2-D view had to
+    be a copy; otherwise ``x`` is left untouched. ``rows`` and ``values`` may view ``x``:
+    the result is that of their values before the call. ``unique=True`` promises that no
+    row repeats among the kept entries.
+    """
+    if 0 in (rows.shape[0], *rows_shape):  # nothing to write
+        return x if in_place else backend.copy(x)
+    if backend.chunked:
+        return scatter_rows(x, rows_shape, rows, values, combiner, keep, backend.chunks_generic)
+    xp = backend.xp
+    if in_place:
+        rows, values = read_before_writing(backend, x, rows, values)
+    work = backend.copy(x) if backend.writes_into_table and not in_place else x
+    table = xp.reshape(work, rows_shape)
+    written = table_with_rows(backend, table, rows, values, combiner, keep=keep, unique=unique)
+    if not in_place:
+        result = xp.reshape(written, x.shape)
+        return result if result is not x else backend.copy(x)
+    if not backend.shares_memory(written, x):
+        x[...] = xp.reshape(written, x.shape)
+    return x
+
+
+def read_before_writing(backend: Backend, x: Array, *arrays: Array) -> tuple[Array, ...]:
+    """``arrays``, each copied where it may share memory with ``x``, which is about to be
+    written in place.
+
+    An in-place op must give what applying the values read before the call gives, even
+    when the updates view the array they go into (vLLM copies blocks within one cache
+    this way): native scatters read them while they write, in chunks or not at all (torch
+    refuses overlapping memory). One copy of the overlapping arrays makes every backend
+    exact; arrays that do not overlap cost one bounds comparison.
+    """
+    return tuple(backend.copy(a) if backend.shares_memory(a, x) else a for a in arrays)
