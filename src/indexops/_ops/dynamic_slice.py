@@ -9,8 +9,7 @@ a one-window gather or scatter (or by the library's own op, ``jax.lax.dynamic_sl
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .._backends import Backend, backend_for, is_array
@@ -69,27 +68,14 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
     """
     given = int_tuples(start_indices, slice_sizes)
     key = None if given is None else signature((SLICE, len(given[0]), given[1]), operand)
-    if given is not None and key is not None:  # constant starts: a basic slice
+    if given is not None and key is not None:  # constant starts: checked once per signature
         starts, sizes = given
-        window = executor(
-            key, lambda: _prepare_window(SLICE, operand, starts, sizes, "slice_sizes", ("C2", "C4"))
-        )
-        return _read(operand, window(starts))
+        run = executor(key, lambda: _prepare_slice(operand, starts, sizes))
+        return run(operand, starts)
     backend = backend_for(SLICE, operand=operand)
-    sizes = as_tuple(SLICE, "slice_sizes", slice_sizes)
-    shape = tuple(operand.shape)
     starts = _starts(backend, SLICE, operand, start_indices)
-    _check_window(SLICE, shape, starts, sizes, "slice_sizes", ("C2", "C4"))
-    if _all_ints(starts):
-        return _read(operand, _window(starts, shape, sizes))
-    columns = _clamped(backend, starts, shape, sizes)
-    native = backend.dynamic_slice(operand, columns, sizes)
-    if native is not None:
-        return native
-    plan = _plan(shape, sizes)
-    rows = _rows(backend, plan, columns, operand)
-    table = backend.xp.reshape(operand, plan.rows_shape)
-    return backend.xp.reshape(backend.take_rows(table, rows), sizes)
+    sizes = as_tuple(SLICE, "slice_sizes", slice_sizes)
+    return _prepare_slice(operand, starts, sizes)(operand, starts)
 
 
 def dynamic_update_slice(
@@ -138,38 +124,84 @@ def dynamic_update_slice(
     """
     given = int_tuples(start_indices)
     key = None if given is None else signature((UPDATE, len(given[0])), operand, update)
-    if given is not None and key is not None:
+    if given is not None and key is not None:  # constant starts: checked once per signature
         starts = given[0]
         run = executor(key, lambda: _prepare_update(operand, update, starts))
         return run(operand, update, starts, copy)
-    return _update_at(operand, update, start_indices, copy)
+    backend = backend_for(UPDATE, operand=operand, update=update)
+    starts = _starts(backend, UPDATE, operand, start_indices)
+    return _prepare_update(operand, update, starts)(operand, update, starts, copy)
 
 
-def _prepare_update(operand: Array, update: Array, starts: tuple[int, ...]) -> Executor:
-    """Validate an update at Python-int starts: its executor."""
+def _prepare_slice(operand: Array, starts: tuple[Any, ...], sizes: tuple[int, ...]) -> Executor:
+    """Validate a read of ``sizes`` at ``starts`` (their count; not their values, which
+    are clamped): its executor, :func:`_execute_slice`."""
+    backend = backend_for(SLICE, operand=operand)
+    shape = tuple(operand.shape)
+    _check_window(SLICE, shape, starts, sizes, "slice_sizes", ("C2", "C4"))
+    return functools.partial(_execute_slice, backend, shape, sizes)
+
+
+def _prepare_update(operand: Array, update: Array, starts: tuple[Any, ...]) -> Executor:
+    """Validate a write of ``update`` at ``starts``: its executor, :func:`_execute_update`."""
     backend = backend_for(UPDATE, operand=operand, update=update)
     _check_update(operand, update)
-    sizes = tuple(update.shape)
-    window = _prepare_window(UPDATE, operand, starts, sizes, "update.shape", ("C4", "C6"))
-    return functools.partial(_update_window, backend, window, math.prod(sizes) == 0)
+    shape, sizes = tuple(operand.shape), tuple(update.shape)
+    _check_window(UPDATE, shape, starts, sizes, "update.shape", ("C4", "C6"))
+    return functools.partial(_execute_update, backend, shape, sizes)
 
 
-def _update_window(
+def _execute_slice(
     backend: Backend,
-    window: Callable[[tuple[int, ...]], tuple[slice, ...]],
-    empty: bool,
+    shape: tuple[int, ...],
+    sizes: tuple[int, ...],
+    operand: Array,
+    starts: tuple[Any, ...],
+) -> Array:
+    """The window: a basic slice at Python-int starts; else the library's own op, or the
+    rows of a one-window gather at the clamped start arrays."""
+    if _all_ints(starts):
+        return _read(operand, _window(starts, shape, sizes))
+    columns = _clamped(backend, starts, shape, sizes)
+    native = backend.dynamic_slice(operand, columns, sizes)
+    if native is not None:
+        return native
+    plan = _plan(shape, sizes)
+    rows = _rows(backend, plan, columns, operand)
+    table = backend.xp.reshape(operand, plan.rows_shape)
+    return backend.xp.reshape(backend.take_rows(table, rows), sizes)
+
+
+def _execute_update(
+    backend: Backend,
+    shape: tuple[int, ...],
+    sizes: tuple[int, ...],
     operand: Array,
     update: Array,
-    starts: tuple[int, ...],
+    starts: tuple[Any, ...],
     copy: bool | None,
 ) -> Array:
-    """Assign ``update`` to the window at Python-int ``starts``."""
+    """Write the window: a basic-slice assignment at Python-int starts; else the
+    library's own op, or the rows of a one-window scatter at the clamped start arrays."""
     in_place = writes_in_place(backend, UPDATE, operand, copy, name="operand")
-    if empty:
+    if 0 in sizes:
         return operand if in_place else backend.copy(operand)
-    if in_place:
-        (update,) = read_before_writing(backend, operand, update)
-    return backend.assign_window(operand, window(starts), update, in_place=in_place)
+    if _all_ints(starts):
+        if in_place:
+            (update,) = read_before_writing(backend, operand, update)
+        return backend.assign_window(
+            operand, _window(starts, shape, sizes), update, in_place=in_place
+        )
+    columns = _clamped(backend, starts, shape, sizes)
+    native = backend.dynamic_update_slice(operand, update, columns)
+    if native is not None:
+        return native
+    plan = _plan(shape, sizes)
+    rows = _rows(backend, plan, columns, operand)
+    values = backend.xp.reshape(update, (plan.row_count, plan.rows_shape[1]))
+    return write_rows(
+        backend, operand, plan.rows_shape, rows, values, REPLACE, in_place=in_place, unique=True
+    )
 
 
 def _check_update(operand: Array, update: Array) -> None:
@@ -186,46 +218,6 @@ def _check_update(operand: Array, update: Array) -> None:
         raise value_error(
             UPDATE, "update.shape", tuple(update.shape), f"rank {operand.ndim} like operand", "C3"
         )
-
-
-def _update_at(operand: Array, update: Array, start_indices: Any, copy: bool | None) -> Array:
-    """:func:`dynamic_update_slice` for starts of any other form (arrays, NumPy ints)."""
-    backend = backend_for(UPDATE, operand=operand, update=update)
-    _check_update(operand, update)
-    starts = _starts(backend, UPDATE, operand, start_indices)
-    if _all_ints(starts):  # read on the host: the Python-int path
-        return dynamic_update_slice(operand, update, starts, copy=copy)
-    sizes, shape = tuple(update.shape), tuple(operand.shape)
-    _check_window(UPDATE, shape, starts, sizes, "update.shape", ("C4", "C6"))
-    in_place = writes_in_place(backend, UPDATE, operand, copy, name="operand")
-    if math.prod(sizes) == 0:
-        return operand if in_place else backend.copy(operand)
-    columns = _clamped(backend, starts, shape, sizes)
-    native = backend.dynamic_update_slice(operand, update, columns)
-    if native is not None:
-        return native
-    plan = _plan(shape, sizes)
-    rows = _rows(backend, plan, columns, operand)
-    values = backend.xp.reshape(update, (plan.row_count, plan.rows_shape[1]))
-    return write_rows(
-        backend, operand, plan.rows_shape, rows, values, REPLACE, in_place=in_place, unique=True
-    )
-
-
-def _prepare_window(
-    op: str,
-    operand: Array,
-    starts: tuple[int, ...],
-    sizes: tuple[int, ...],
-    sizes_name: str,
-    rules: tuple[str, str],
-) -> Callable[[tuple[int, ...]], tuple[slice, ...]]:
-    """Validate Python-int starts and sizes against ``operand``: the function from starts
-    to the window's basic-index key (the starts' values are not part of the check)."""
-    backend_for(op, operand=operand)
-    shape = tuple(operand.shape)
-    _check_window(op, shape, starts, sizes, sizes_name, rules)
-    return functools.partial(_window, shape=shape, sizes=sizes)
 
 
 def _starts(backend: Backend, op: str, operand: Array, start_indices: Any) -> tuple[Any, ...]:
