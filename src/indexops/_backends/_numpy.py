@@ -23,28 +23,21 @@ _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Nam
 _AT_CHUNK_ELEMENTS = 2**16
 
 # ...but up to this many elements ufunc.at on the rows themselves costs less than building
-# element indices: 2.4 against 4.4 us for 8 rows of 16 float32, 6.0 against 5.1 for 32;
-# and than integer sums per row: 3 against 45 us for 8 rows of 32 int8
+# element indices or integer sums (benchmarks/README.md, "Thresholds of the host paths")
 _AT_ROWS_MAX_ELEMENTS = 2**8
 
 # Adding complex numbers adds their two float halves, each exactly as a float add would: so
 # pairs of columns viewed as one complex element give bit for bit the sums of ufunc.at on
-# the floats, with half the elements (ufunc.at's cost is per element): 1.05-1.35x faster
-# than ufunc.at on the floats in workload 2's shapes at 1/16, 1/4 and full size (two runs)
+# the floats, with half the elements (ufunc.at's cost is per element)
 _ADD_IN_PAIRS: dict[np.dtype, np.dtype] = {
     np.dtype(np.float32): np.dtype(np.complex64),
     np.dtype(np.float64): np.dtype(np.complex128),
 }
 
 # Float add as a sparse-matrix product (scipy, imported when first needed): a compiled loop
-# of one row add per update, where ufunc.at pays per element. It pays for scipy's call
-# (about 20 us) and its dense [n, d] result from k*d = 2**15 updated elements, with d >= 3
-# and no more table rows n than updates k. Against the complex pairs (float32 and float64,
-# d in {3, 4, 8, 16, 64, 256}, k/n 1/4 to 4, a busy machine; benchmarks/README.md): 0.79-1.17x
-# at 2**14 elements, 0.70-0.86x at 2**15, mostly 0.2-0.7x from 2**16 to 2**24 (0.9-1.8x
-# in five measurements at k <= 2n, 2**22 elements); 0.8-2.3x with n = 4k from 2**22
-# elements (the dense pass); 1.3-12x at d = 1 or 2 at every size (ufunc.at then runs on
-# one element per row)
+# of one row add per update, where ufunc.at pays per element; it pays for scipy's call and
+# its dense [n, d] result from k*d = 2**15 updated elements, with d >= 3 and no more table
+# rows n than updates k (benchmarks/README.md, "Thresholds of the host paths")
 _SPARSE_MIN_ELEMENTS = 2**15
 _SPARSE_MIN_WIDTH = 3
 
@@ -53,8 +46,7 @@ _SPARSE_MIN_WIDTH = 3
 _SUM_BLOCK_ELEMENTS = 2**16
 
 # ...for rows of at least this many elements: narrower, ufunc.at on element indices is
-# faster (NumPy 2.4, int8/int32/int64, k/n 1/4 to 4, medians: 0.1-0.6x at d <= 8,
-# 0.56-1.75x at d = 16, 0.77-4.3x and mostly 1.2-2.5x at d = 32, 0.96-1.9x at d = 64)
+# faster (benchmarks/README.md, "Thresholds of the host paths")
 _SUM_MIN_WIDTH = 32
 
 
@@ -281,14 +273,12 @@ def _add_integer_rows(table: Array, rows: Array, values: Array) -> Array:
     is associative. The sums are built by occurrence: the first update of every row, plus
     the second of rows written at least twice, and so on. The written rows are the runs
     of a stable sort of ``rows`` (all in ``[0, n)``: the caller checks), so the work and
-    scratch grow with the updates, not the table. Against ufunc.at on workload 2's shapes
-    in int32 (4 runs at 1/16, 1/4 and full size, a busy machine): 1.2-3.5x faster in 11
-    of the 12, 0.8x once (at 1/4); 4.2 MiB extra at full size.
+    scratch grow with the updates, not the table.
     """
     order = _stable_order(rows, table.shape[0])
     ordered = rows[order]
     # the runs of equal rows in sorted order, not a count per table row: the cost is in
-    # the updates (8 updates into 2**24 rows: 0.045 ms, where a bincount took 75)
+    # the updates, not the table
     firsts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
     counts = np.diff(firsts, append=ordered.shape[0])
     written = ordered[firsts]

@@ -35,19 +35,14 @@ _SIGNED_OF_UNSIGNED = {
     if hasattr(torch, f"uint{bits}")
 }
 
-# Row gathers on the host (f32 rows of 16, 128 and 1024 elements, 8 to 256K rows, medians
-# of alternating samples; benchmarks/torch_row_gather.py, tables in benchmarks/README.md):
-# * up to torch's parallel grain (2**15 elements) index_select runs on one thread and
-#   costs 2.2 us for 8 rows, where the trip through NumPy costs about 6 (host checks and
-#   views) and a clamp for mode="clip" 2: index_select, of clamped rows for "clip";
-# * above it on one torch thread, NumPy's take on the shared memory: 0.6-0.75x of
-#   index_select on rows of 16, 0.8-1.4x (noise) on rows of 128 up to 8 MiB, and it clips
-#   as it reads (a clamp first costs 1.0-1.3x there);
-# * above it on more threads index_select splits the rows among them (NumPy cannot);
-# * torch allocates each result of 32 MiB or more with its own mmap (glibc's largest
-#   threshold) and faults it in 4 KiB pages: 2-3x slower than the same index_select
-#   into memory NumPy allocated, which asks for huge pages (32-128 MiB, one thread; below
-#   32 MiB both allocations cost the same within noise).
+# Row gathers on the host (measured in benchmarks/torch_row_gather.py, tables in
+# benchmarks/README.md):
+# * up to torch's parallel grain index_select on one thread costs less than the trip
+#   through NumPy: index_select, of clamped rows for mode="clip";
+# * above it on one torch thread, NumPy's take on the shared memory, which clips as it reads;
+# * above it on more threads index_select, which splits the rows among them (NumPy cannot);
+# * torch maps each result of 32 MiB or more on its own and faults it in 4 KiB pages: such
+#   results go into memory NumPy allocated, which asks for huge pages.
 PARALLEL_GRAIN_ELEMENTS = 2**15
 NUMPY_ALLOCATED_MIN_BYTES = 2**25
 
@@ -141,7 +136,7 @@ class TorchBackend(NativeScatter):
 
     def all_in_range(self, x: Array, high: int) -> bool:
         # on the host: NumPy reads the shared memory in one reduction (tensor reductions
-        # and comparisons cost 10 us on small index arrays)
+        # and comparisons cost several times more on small index arrays)
         return all_in_range(x.numpy(), high)
 
     def reshape(self, x: Array, shape: tuple[int, ...]) -> Array:
@@ -187,12 +182,8 @@ class TorchBackend(NativeScatter):
     def count_distinct_rows(self, rows: Array, n: int) -> int:
         """On one thread, or up to 2**20 rows, NumPy's bitmap on the rows' shared memory;
         else ``index_fill_`` of a bool tensor and ``count_nonzero``, which run on every
-        thread.
-
-        n = 1M / 4M / 16M, n / 4 rows, medians (ms): one thread NumPy 0.43-0.49 / 2.7-3.3
-        / 16-21 against torch's 0.73-0.81 / 3.2-3.3 / 26-35; two threads (quiet) torch's
-        0.49-0.56 / 1.6-2.2 / 17-24 against NumPy's 0.44-0.67 / 2.4-4.0 / 27-29. Below 1M
-        the three torch calls cost more than the work (2048 rows: about 10 us, NumPy 3).
+        thread: they pay for their three calls from about 2**20 rows on two threads
+        (benchmarks/README.md, "Thresholds of the host paths").
         """
         if self.values_on_host(rows) and (n <= 2**20 or torch.get_num_threads() == 1):
             return count_distinct(rows.numpy(), n)
