@@ -16,7 +16,7 @@ import numpy as np
 
 from indexops._extension import (
     Array,
-    host_ints,
+    host_int64,
     namespace,
     put_rows,
     require_in_place,
@@ -99,7 +99,7 @@ def emulate_scatter_update(
     b, s = index.shape
     slots, d = _rows_shape(input.shape)
     grid = tile_grid(b, s, d, result.tiling)
-    flat = host_ints(index).reshape(-1)
+    flat = host_int64(index).reshape(-1)
     _check_bounds(flat, grid, slots, s)
     winners = _last_writes(flat)
     _write_tiles(xp, input, src, (slots, d), flat, winners, grid, s)

@@ -24,7 +24,7 @@ __all__ = [
     "Array",
     "as_int",
     "as_tuple",
-    "host_ints",
+    "host_int64",
     "namespace",
     "put_rows",
     "require_in_place",
@@ -45,9 +45,10 @@ def require_in_place(op: str, x: Array, name: str = "input") -> None:
     writes_in_place(backend_for(op, **{name: x}), op, x, False, name=name)
 
 
-def host_ints(x: Array) -> np.ndarray:
-    """An integer array of any backend as an int64 NumPy array on the host."""
-    return np.asarray(backend_for("host_ints", x=x).to_numpy(x), dtype=np.int64)
+def host_int64(x: Array) -> np.ndarray:
+    """An integer array of any backend as an int64 NumPy array on the host (a copy where
+    it lives elsewhere)."""
+    return np.asarray(backend_for("host_int64", x=x).to_numpy(x), dtype=np.int64)
 
 
 def _device_rows(backend: Backend, like: Array, rows: np.ndarray) -> Array:

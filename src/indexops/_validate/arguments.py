@@ -94,9 +94,9 @@ def index_ints(op: str, name: str, value: Any) -> tuple[int, ...]:
     """
     items = index_items(op, name, value)
     if is_array(items):
-        return host_ints(op, name, items)
+        return static_ints(op, name, items)
     return tuple(
-        item if type(item) is int else host_ints(op, name, _one_d(item))[0] for item in items
+        item if type(item) is int else static_ints(op, name, _one_d(item))[0] for item in items
     )
 
 
@@ -104,8 +104,9 @@ def _one_d(x: Array) -> Array:
     return compat.array_namespace(x).reshape(x, (1,))
 
 
-def host_ints(op: str, name: str, x: Array) -> tuple[int, ...]:
-    """The entries of the 1-D integer array ``x`` as Python ints, read on the host."""
+def static_ints(op: str, name: str, x: Array) -> tuple[int, ...]:
+    """The entries of the 1-D integer array ``x`` as Python ints, which the call needs now
+    (they set a shape): read on the host, or a named error where they cannot be."""
     try:
         return backend_for(op, **{name: x}).host_ints(x)
     except ValuesUnknown as unknown:
