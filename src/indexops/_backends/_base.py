@@ -321,7 +321,10 @@ class Backend:
     def assign_window(
         self, x: Array, key: tuple[slice, ...], values: Array, *, in_place: bool
     ) -> Array:
-        """``x[key] = values`` for a basic (slice) ``key``, into ``x`` itself or a copy."""
+        """``x[key] = values`` for a basic (slice) ``key``, into ``x`` itself or a copy;
+        ``values`` may view ``x``: they are read before the write."""
+        if in_place and self.shares_memory(values, x):
+            values = self.copy(values)
         target = x if in_place else self.copy(x)
         target[key] = values
         return target

@@ -250,13 +250,6 @@ class TorchBackend(NativeScatter):
             return body(state, 0)
         return super().repeat(count, body, state)
 
-    def assign_window(
-        self, x: Array, key: tuple[slice, ...], values: Array, *, in_place: bool
-    ) -> Array:
-        target = x if in_place else x.clone()
-        target[key] = values
-        return target
-
 
 def _leaf_or_view_of_one(x: Array) -> bool:
     """Whether ``x`` is a leaf of autograd's graph or a view of one (``_base``: the

@@ -15,7 +15,7 @@ from typing import Any
 from .._backends import Backend, backend_for, is_array
 from .._errors import type_error, value_error
 from .._execute.targets import row_numbers, to_index
-from .._execute.writes import read_before_writing, write_rows
+from .._execute.writes import write_rows
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, int_tuples, signature
 from .._plan.windows import WindowPlan, make_plan
@@ -187,8 +187,6 @@ def _execute_update(
     if 0 in sizes:
         return operand if in_place else backend.copy(operand)
     if _all_ints(starts):
-        if in_place:
-            (update,) = read_before_writing(backend, operand, update)
         return backend.assign_window(
             operand, _window(starts, shape, sizes), update, in_place=in_place
         )
@@ -239,7 +237,10 @@ def _starts(backend: Backend, op: str, operand: Array, start_indices: Any) -> tu
 
 
 def _all_ints(starts: tuple[Any, ...]) -> bool:
-    return all(type(start) is int for start in starts)
+    return _INT.issuperset(map(type, starts))  # half the time of all() over a generator
+
+
+_INT = frozenset({int})
 
 
 def _check_window(

@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 
 from .._backends import Backend, backend_for
 from .._errors import type_error, value_error
-from .._execute.writes import read_before_writing
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, int_tuples, signature
 from .._typing import Array
@@ -237,6 +236,4 @@ def _execute(
         return data if in_place else backend.copy(data)
     if plan.flip_axes:
         updates = backend.xp.flip(updates, axis=plan.flip_axes)
-    if in_place:
-        (updates,) = read_before_writing(backend, data, updates)
     return backend.assign_window(data, plan.slices, updates, in_place=in_place)
