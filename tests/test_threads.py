@@ -1,0 +1,73 @@
+"""Every host fast path called from many threads at once gives the serial results."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import sys
+
+import numpy as np
+import pytest
+from helpers import ROW_GATHER, ROW_SCATTER
+
+import indexops
+
+
+def calls(make):
+    """Calls that take the host fast paths (by size and dtype), each a function of its
+    own arrays; ``make`` turns NumPy arrays into the library's."""
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, 512, 4096)
+    floats, ints = rng.random((4096, 16)), np.ones((4096, 64), np.int64)
+    cases = {  # table, rows, values, combiner
+        "float add, sparse product": (np.zeros((512, 16)), rows, floats, "add"),
+        "float add, complex pairs": (np.zeros((8192, 16)), rows, floats, "add"),
+        "int add by row sums": (np.zeros((512, 64), np.int64), rows, ints, "add"),
+        "small add on rows": (np.zeros((16, 8)), rows[:8] % 16, np.ones((8, 8)), "add"),
+        "min with zeros": (np.zeros((512, 4)), rows, -floats[:, :4], "min"),
+        "replace with duplicates": (np.zeros((512, 8)), rows, floats[:, :8], None),
+    }
+    out = {}
+    for name, (table, targets, values, how) in cases.items():
+
+        def scatter(table=table, targets=targets, values=values, how=how):
+            return indexops.scatter(
+                make(table), make(targets[:, None]), make(values), **ROW_SCATTER,
+                update_computation=how,
+            )  # fmt: skip
+
+        out[name] = scatter
+    table = rng.random((512, 8))
+    out["row gather"] = lambda: indexops.gather(
+        make(table), make(rows[:, None]), **ROW_GATHER, slice_sizes=(1, 8)
+    )
+    out["at add"] = lambda: indexops.at(make(table))[make(rows), 1:5].add(1.0)
+    return out
+
+
+def numpy_arrays(a):
+    return np.array(a)
+
+
+def torch_arrays(a):
+    torch = pytest.importorskip("torch")
+    return torch.from_numpy(np.array(a))
+
+
+@pytest.mark.parametrize("make", [numpy_arrays, torch_arrays], ids=["numpy", "torch"])
+def test_fast_paths_from_many_threads(make):
+    work = calls(make)
+    serial = {name: np.asarray(call()) for name, call in work.items()}
+
+    def run(seed: int) -> list[str]:
+        names = list(work)
+        np.random.default_rng(seed).shuffle(names)
+        return [name for name in names * 3 if not np.array_equal(work[name](), serial[name])]
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            wrong = [name for found in pool.map(run, range(16)) for name in found]
+    finally:
+        sys.setswitchinterval(interval)
+    assert wrong == []
