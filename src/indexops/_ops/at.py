@@ -1,7 +1,7 @@
 """``at``: NumPy index expressions, read with one ``gather`` and written with one ``scatter``.
 
 ``at(x)[idx]`` (or ``at(x, idx)``) names the elements ``x[idx]`` of NumPy indexing; its
-methods read them or return ``x`` with them updated. :mod:`._indexing` lowers the index
+methods read them or return ``x`` with them updated. :mod:`.numpy_index` lowers the index
 expression to gather/scatter attributes once per shape (a cached plan); each call builds
 the start indices and makes one core call, which brings the core's checks, duplicate
 order, modes, copies, tracing and fast paths.
