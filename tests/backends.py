@@ -162,7 +162,7 @@ def unusable(backend: Backend) -> str | None:
         if importlib.util.find_spec(name) is None
     ]
     if missing:
-        return f"{', '.join(missing)} not installed"
+        return f"{', '.join(missing)} not installed; pip install it to test {backend}"
     try:
         if (
             backend is Backend.TORCH_CUDA

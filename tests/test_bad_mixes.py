@@ -73,6 +73,7 @@ def test_masked_arrays_are_refused(role):
     np.testing.assert_array_equal(masked.data, np.arange(4.0))  # untouched
 
 
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")  # np.matrix
 def test_matrices_are_refused():
     with pytest.raises(IndexOpsTypeError, match="matrix"):
         indexops.dynamic_slice(np.matrix([[1, 2], [3, 4]]), (0, 0), (1, 2))
