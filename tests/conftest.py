@@ -11,6 +11,7 @@ that ``INDEXOPS_BACKENDS=numpy`` runs no torch, JAX or Dask code.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -92,6 +93,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail a run that imported an array library none of whose backends it selected:
+    ``INDEXOPS_BACKENDS=numpy`` must run no torch, JAX or Dask code."""
+    stray = [name for name in ("torch", "jax", "dask", "cupy") if name in sys.modules]
+    stray = [name for name in stray if not backends.runs(name)]
+    if stray:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = f"imported {', '.join(stray)} without running its backends"
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(f"ERROR: {message} (mark the test: backends(...))", red=True)
 
 
 @pytest.fixture

@@ -245,8 +245,10 @@ def test_dtype_spellings():
     assert check(CACHE_4D, dtype=np.float32, index_dtype=np.int16).ok
 
 
+@pytest.mark.backends("torch")
 def test_torch_dtypes():
-    torch = pytest.importorskip("torch")
+    import torch
+
     assert check(CACHE_4D, dtype=torch.bfloat16).ok
     assert check(CACHE_4D, dtype=np.float32, index_dtype=torch.int16).ok
 
