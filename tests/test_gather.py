@@ -340,8 +340,9 @@ def test_clip_moves_each_window_inside_by_the_literal_rule(xp):
     assert_same(windows, np.array([rows[0], rows[1], rows[2], rows[0]], dtype=np.int32))
     one_row = indexops.gather(operand, starts, **ROW_GATHER, slice_sizes=(1, 3))
     assert_same(one_row, np.array([[9, 10, 11], [0, 1, 2], [3, 4, 5], [9, 10, 11]], np.int32))
-    # dynamic_slice: the same rule for each start, given as ints or as 0-d arrays
+    # dynamic_slice: the same rule for each start, given as ints, 0-d arrays or a mix
     matrix = from_numpy(xp, np.arange(20, dtype=np.int32).reshape(4, 5))
     expected = np.array([[2, 3, 4], [7, 8, 9]], dtype=np.int32)
-    for starts in ((-3, 4), (from_numpy(xp, np.array(-3)), from_numpy(xp, np.array(4)))):
+    low, high = from_numpy(xp, np.array(-3)), from_numpy(xp, np.array(4))
+    for starts in ((-3, 4), (low, high), (-3, high), (low, 4)):
         assert_same(indexops.dynamic_slice(matrix, starts, (2, 3)), expected)
