@@ -433,3 +433,17 @@ def test_duplicates_apply_in_order_on_host_and_device_paths(xp, paths, table_row
         )
     assert_same(replaced, expected)
     assert_same(combined, digits)
+
+
+@WITH_VALUES
+@pytest.mark.parametrize("paths", ["host", "device"])
+def test_dropped_adds_leave_negative_zero(xp, paths):
+    """A dropped update adds nothing, not +0.0: on the device paths it is masked to the
+    add's identity, which must be -0.0 so that a -0.0 it meets stays -0.0."""
+    operand = from_numpy(xp, np.full((3, 1), -0.0, dtype=np.float32))
+    rows = from_numpy(xp, np.array([[0], [5], [-4]]))
+    updates = from_numpy(xp, np.array([[1.5], [2.0], [3.0]], dtype=np.float32))
+    with device_paths() if paths == "device" else contextlib.nullcontext():
+        result = indexops.scatter(operand, rows, updates, update_computation="add", **ROW_SCATTER)
+    assert_same(result, np.array([[1.5], [-0.0], [-0.0]], dtype=np.float32))
+    assert np.signbit(to_numpy(result)[1:]).all()
