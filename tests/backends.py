@@ -168,12 +168,12 @@ def unusable(backend: Backend) -> str | None:
             backend is Backend.TORCH_CUDA
             and not importlib.import_module("torch").cuda.is_available()
         ):
-            return "no CUDA device for torch"
+            return "torch sees no CUDA device: run on a machine with an NVIDIA GPU"
         if (
             backend is Backend.CUPY
             and importlib.import_module("cupy").cuda.runtime.getDeviceCount() < 1
         ):
-            return "no GPU for cupy"
+            return "cupy sees no GPU: run on a machine with an NVIDIA GPU"
     except Exception as exc:  # a CUDA runtime without a device raises its own errors
         return f"no GPU ({type(exc).__name__}: {exc})"
     return None
