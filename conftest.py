@@ -1,8 +1,11 @@
-"""Skip doctests that import a package this environment lacks.
+"""Doctests run where the backends they import run.
 
 The docs show torch, jax and other optional backends next to NumPy; a nox session installs
-only one backend, so a doctest item (a Markdown file or a docstring) whose examples import a
-missing package is skipped with the package named, instead of failing on the import.
+only one backend and names it in ``INDEXOPS_BACKENDS`` (tests/backends.py). A doctest item
+(a Markdown file or a docstring) whose examples import the library of a backend that does
+not run is deselected, as is every test of such a backend (tests/conftest.py), so that
+``INDEXOPS_BACKENDS=numpy`` runs no torch, JAX or Dask code; one that imports another
+missing package is skipped with the package named.
 """
 
 from __future__ import annotations
@@ -11,8 +14,16 @@ import ast
 import doctest
 import importlib.util
 import sys
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "tests"))
+import backends  # tests/backends.py, which tests/conftest.py imports too
+
+# The array libraries of the backends, by the package name a doctest imports.
+LIBRARIES = {"torch": "torch", "jax": "jax", "dask": "dask", "cupy": "cupy",
+             "array_api_strict": "array_api_strict"}  # fmt: skip
 
 
 def imported_packages(test: doctest.DocTest) -> list[str]:
@@ -33,33 +44,43 @@ def imported_packages(test: doctest.DocTest) -> list[str]:
     return names
 
 
-# Backend modules import their library; without it, their docstrings cannot be collected.
+# Backend modules import their library: their docstrings are collected where it runs.
 collect_ignore = [
     f"src/indexops/_backends/_{module}.py"
-    for name, module in (
+    for library, module in (
         ("torch", "torch"),
         ("jax", "jax"),
         ("dask", "dask"),
         ("dask", "dask_graph"),
+        ("cupy", "cupy"),
     )
-    if importlib.util.find_spec(name) is None
+    if not backends.runs(library)
 ]
 # The Sphinx configuration, its extensions (which import Sphinx) and the build's outputs are
 # not documentation to test; the pages and the figure scripts are.
 collect_ignore += ["docs/conf.py", "docs/_ext", "docs/_build", "docs/_generated"]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    keep, drop = [], []
     for item in items:
         test = getattr(item, "dtest", None)  # set on pytest's doctest items only
         if not isinstance(test, doctest.DocTest):
+            keep.append(item)
             continue
         names = dict.fromkeys(imported_packages(test))
+        if any(name in LIBRARIES and not backends.runs(LIBRARIES[name]) for name in names):
+            drop.append(item)
+            continue
+        keep.append(item)
         missing = [name for name in names if importlib.util.find_spec(name) is None]
         if missing:
             verb = "is" if len(missing) == 1 else "are"
             reason = f"needs {', '.join(missing)}, which {verb} not installed"
             item.add_marker(pytest.mark.skip(reason=reason))
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_sessionfinish() -> None:

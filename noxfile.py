@@ -12,13 +12,14 @@ import nox
 nox.options.sessions = ["tests", "lint", "typecheck"]
 
 # session -> (what it installs besides ".[test,plot]", the INDEXOPS_BACKENDS it runs: the
-# library and its variants from tests/backends.py; torch_cuda skips without a GPU).
+# library and its variants from tests/backends.py; torch_cuda and cupy are left out, named
+# in pytest's header, without a GPU).
 BACKENDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "numpy": ((), ("numpy", "numpy_readonly")),
     "array_api_strict": ((), ("array_api_strict",)),
     "torch": (("torch==2.13.0",), ("torch", "torch_device", "torch_meta", "torch_cuda")),
     "jax": (("jax",), ("jax", "jax_jit")),
-    "cupy": (("cupy-cuda12x",), ("cupy",)),  # skips without a GPU; not run in CI
+    "cupy": (("cupy-cuda12x",), ("cupy",)),  # left out without a GPU; not run in CI
     "dask": (("dask[array]", "distributed"), ("dask",)),
 }
 

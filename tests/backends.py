@@ -14,7 +14,10 @@ themselves there are variants that run the same tests where users run the ops:
   every op call must build its graph without computing anything and return known chunks
   (the operand's, where the op keeps its shape).
 
-A backend that is not installed, or has no device, is skipped with the reason.
+Which backends run: ``INDEXOPS_BACKENDS`` (comma separated, e.g. ``numpy,torch``; all of
+them when unset) less those that cannot run here (a library not installed, no GPU). Tests
+are generated for the backends that run only (tests/conftest.py); the others are named,
+with the reason, in pytest's header.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ import contextlib
 import enum
 import functools
 import importlib
+import importlib.util
 import inspect
+import os
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -91,16 +96,17 @@ class Backend(enum.Enum):
         the result's shape): not where values are unknown, nor on Dask (lazy values)."""
         return self.has_values and not self.traced and self is not Backend.DASK
 
-    def namespace(self) -> ModuleType:
-        """The namespace tests make arrays with, or skip the test with the reason."""
-        try:
-            return self._load()
-        except ImportError as exc:
-            pytest.skip(f"backend {self} is not installed ({exc})")
-        except Exception as exc:  # a CUDA runtime without a device raises its own errors
-            pytest.skip(f"backend {self} is unusable here ({type(exc).__name__}: {exc})")
+    def matches(self, condition: Backend | str | Callable[[Backend], bool]) -> bool:
+        """Whether this backend is ``condition`` (a Backend or its name), of the library it
+        names, or passes it (a predicate)."""
+        if isinstance(condition, Backend):
+            return condition is self
+        if isinstance(condition, str):
+            return condition in (self.value, self.library)
+        return condition(self)
 
-    def _load(self) -> ModuleType:
+    def namespace(self) -> ModuleType:
+        """The namespace tests make arrays with."""
         if self is Backend.NUMPY:
             return np
         if self is Backend.NUMPY_READONLY:
@@ -112,11 +118,8 @@ class Backend(enum.Enum):
             strict.set_array_api_strict_flags(api_version=max(supported_versions))
             return strict
         if self.library == "torch":
-            torch = importlib.import_module("torch")
             xp = importlib.import_module("array_api_compat.torch")
             if self is Backend.TORCH_CUDA:
-                if not torch.cuda.is_available():
-                    pytest.skip("torch is installed but CUDA is not available")
                 return OnDevice(xp, "cuda")
             return OnDevice(xp, "meta") if self is Backend.TORCH_META else xp
         if self is Backend.DASK:
@@ -126,10 +129,7 @@ class Backend(enum.Enum):
             jax = importlib.import_module("jax")
             jax.config.update("jax_enable_x64", True)
             return importlib.import_module("jax.numpy")
-        cupy = importlib.import_module("cupy")
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            pytest.skip("cupy is installed but no GPU is present")
-        return cupy
+        return importlib.import_module("cupy")
 
     def wrap(self, op: Callable[..., Any]) -> Callable[..., Any] | None:
         """How this backend calls an indexops op, or None to call it as it is."""
@@ -147,6 +147,63 @@ class Backend(enum.Enum):
         """``indexops.at`` whose method calls go through :meth:`wrap`, or None."""
         call = self.wrap(at_calls(at))
         return None if call is None else functools.partial(WrappedAt, at, call)
+
+
+# The packages each library's backends need (array_api_compat wraps torch and Dask).
+PACKAGES = {"torch": ("torch", "array_api_compat"), "dask": ("dask", "array_api_compat")}
+
+
+@functools.cache
+def unusable(backend: Backend) -> str | None:
+    """Why ``backend`` cannot run here, or None. Imports a library only to ask it for a GPU."""
+    missing = [
+        name
+        for name in PACKAGES.get(backend.library, (backend.library,))
+        if importlib.util.find_spec(name) is None
+    ]
+    if missing:
+        return f"{', '.join(missing)} not installed; pip install it to test {backend}"
+    try:
+        if (
+            backend is Backend.TORCH_CUDA
+            and not importlib.import_module("torch").cuda.is_available()
+        ):
+            return "torch sees no CUDA device: run on a machine with an NVIDIA GPU"
+        if (
+            backend is Backend.CUPY
+            and importlib.import_module("cupy").cuda.runtime.getDeviceCount() < 1
+        ):
+            return "cupy sees no GPU: run on a machine with an NVIDIA GPU"
+    except Exception as exc:  # a CUDA runtime without a device raises its own errors
+        return f"no GPU ({type(exc).__name__}: {exc})"
+    return None
+
+
+@functools.cache
+def selected() -> tuple[Backend, ...]:
+    """The backends ``INDEXOPS_BACKENDS`` names (all when it is unset or blank)."""
+    names = [n.strip() for n in os.environ.get("INDEXOPS_BACKENDS", "").split(",") if n.strip()]
+    unknown = sorted(set(names) - {b.value for b in Backend})
+    if unknown:
+        raise pytest.UsageError(
+            f"INDEXOPS_BACKENDS names unknown backends {unknown}; "
+            f"known: {', '.join(b.value for b in Backend)}"
+        )
+    return tuple(Backend(name) for name in names) if names else tuple(Backend)
+
+
+def running() -> tuple[Backend, ...]:
+    """The selected backends that can run here: the ones tests are generated for."""
+    return tuple(b for b in selected() if unusable(b) is None)
+
+
+def runs(condition: Backend | str | Callable[[Backend], bool]) -> bool:
+    """Whether some running backend matches ``condition`` (see :meth:`Backend.matches`)."""
+    return any(b.matches(condition) for b in running())
+
+
+# Tests that compare values: not on torch meta tensors, which have none.
+WITH_VALUES = pytest.mark.backends(lambda backend: backend.has_values)
 
 
 def at_calls(at: Callable[..., Any]) -> Callable[..., Any]:

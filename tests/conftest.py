@@ -1,16 +1,21 @@
-"""The ``xp`` fixture: every test that takes it runs once per test backend.
+"""The ``backend`` and ``xp`` fixtures: every test that takes them runs once per backend.
 
-``INDEXOPS_BACKENDS`` (comma separated, e.g. ``numpy,torch``) narrows the set; each nox
-session tests one library and its variants this way (see backends.py). A backend that is
-not installed, or has no device, is skipped with the reason, never dropped silently.
+Tests are generated for the backends that run (backends.py: those ``INDEXOPS_BACKENDS``
+selects, less those this machine cannot run); pytest's header names the ones left out and
+why. ``@pytest.mark.backends(*conditions)`` narrows a test to the backends that match one
+of the conditions (a Backend, a library name or a predicate; see ``Backend.matches``); a
+test without the ``backend`` fixture so marked is deselected unless such a backend runs, so
+that ``INDEXOPS_BACKENDS=numpy`` runs no torch, JAX or Dask code.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from types import ModuleType
 
+import backends
 import helpers
 import pytest
 from backends import OPS, Backend
@@ -34,22 +39,77 @@ settings.register_profile(
 settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=600)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-
-def selected_backends() -> tuple[Backend, ...]:
-    chosen = os.environ.get("INDEXOPS_BACKENDS", "")
-    if not chosen.strip():
-        return tuple(Backend)
-    names = [name.strip() for name in chosen.split(",") if name.strip()]
-    unknown = sorted(set(names) - {b.value for b in Backend})
-    if unknown:
-        raise pytest.UsageError(
-            f"INDEXOPS_BACKENDS names unknown backends {unknown}; "
-            f"known: {', '.join(b.value for b in Backend)}"
-        )
-    return tuple(Backend(name) for name in names)
+# Modules that import a library at the top, collected only where its backends run.
+collect_ignore = [
+    module
+    for module, library in (("test_dask.py", "dask"), ("test_sharding.py", "jax"))
+    if not backends.runs(library)
+]
 
 
-@pytest.fixture(params=selected_backends(), ids=str)
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "backends(*conditions): run only on backends matching a condition (a Backend, a "
+        "library name or a predicate); without the backend fixture, only where one runs",
+    )
+
+
+def pytest_report_header() -> list[str]:
+    left_out = [
+        f"{b} ({backends.unusable(b)})" for b in backends.selected() if backends.unusable(b)
+    ]
+    lines = [f"indexops backends: {', '.join(map(str, backends.running())) or 'none'}"]
+    if left_out:
+        lines.append(f"indexops backends left out: {', '.join(left_out)}")
+    return lines
+
+
+def conditions(node: pytest.Function | pytest.Metafunc) -> list:
+    return [c for mark in node.iter_markers("backends") for c in mark.args]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        wanted = conditions(metafunc.definition)
+        chosen = [b for b in backends.running() if not wanted or any(map(b.matches, wanted))]
+        metafunc.parametrize("backend", chosen, ids=str)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect marked tests without the backend fixture whose backends do not run (and
+    the empty parametrizations pytest makes of tests with it where none matches)."""
+    keep, drop = [], []
+    for item in items:
+        wanted = conditions(item) if isinstance(item, pytest.Function) else []
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        with_backend = "backend" in getattr(item, "fixturenames", ())
+        if with_backend and not isinstance(params.get("backend"), Backend):
+            drop.append(item)  # no backend matches its conditions here
+        elif wanted and not with_backend and not any(map(backends.runs, wanted)):
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail a run that imported an array library none of whose backends it selected:
+    ``INDEXOPS_BACKENDS=numpy`` must run no torch, JAX or Dask code."""
+    stray = [name for name in ("torch", "jax", "dask", "cupy") if name in sys.modules]
+    stray = [name for name in stray if not backends.runs(name)]
+    if stray:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = f"imported {', '.join(stray)} without running its backends"
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(f"ERROR: {message} (mark the test: backends(...))", red=True)
+
+
+@pytest.fixture
 def backend(request: pytest.FixtureRequest) -> Backend:
     """The test backend (see backends.py): its properties say what a test may expect."""
     return request.param

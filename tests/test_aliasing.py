@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from backends import WITH_VALUES
 from helpers import ROW_SCATTER, assert_same, from_numpy, to_numpy
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -26,6 +27,7 @@ def on_copies(xp, op, x, *args):
     return op(from_numpy(xp, to_numpy(x).copy()), *fresh)
 
 
+@WITH_VALUES
 @given(
     rows=st.integers(2, 6),
     width=st.sampled_from([1, 3, 8]),
@@ -47,6 +49,7 @@ def test_scatter_updates_viewing_the_input(xp, rows, width, targets, source, how
     assert_same(got, to_numpy(expected))
 
 
+@WITH_VALUES
 @pytest.mark.parametrize("how", COMBINERS)
 def test_chunked_native_scatter_reads_its_updates_first(xp, how):
     # rows of 65536 elements: NumPy's ufunc.at runs chunk by chunk over these
@@ -58,6 +61,7 @@ def test_chunked_native_scatter_reads_its_updates_first(xp, how):
     assert_same(got, to_numpy(expected))
 
 
+@WITH_VALUES
 def test_at_with_updates_viewing_x(xp):
     table = np.arange(3.0 * 4).reshape(3, 4) + 1
     for method in ("set", "add", "multiply", "min", "max"):
@@ -100,3 +104,25 @@ def test_indices_viewing_the_input(xp):
     x = from_numpy(xp, table.copy())
     got = scatter_rows(x, x[:, 0], from_numpy(xp, np.full((3, 2), 5, np.int64)), "add", None)
     assert_same(got, expected)
+
+
+def test_copy_true_never_writes_the_input(xp):
+    """Every writing op with ``copy=True``: a new array, the input as it was."""
+    zeros = np.zeros((4, 2), dtype=np.int32)
+    ones = from_numpy(xp, np.ones((1, 2), dtype=np.int32))
+    row = from_numpy(xp, np.array([[2]]))
+    calls = {
+        "scatter": lambda x: indexops.scatter(x, row, ones, **ROW_SCATTER, copy=True),
+        "dynamic_update_slice": lambda x: indexops.dynamic_update_slice(x, ones, (2, 0), copy=True),
+        "slice_scatter": lambda x: indexops.slice_scatter(x, ones, [2], [3], [1], copy=True),
+        "scatter_update": lambda x: indexops.scatter_update(x, -2, row, ones, copy=True),
+        "at": lambda x: indexops.at(x)[2].set(1, copy=True),
+    }
+    expected = zeros.copy()
+    expected[2] = 1
+    for op, call in calls.items():
+        x = from_numpy(xp, zeros)
+        result = call(x)
+        assert result is not x, op
+        assert_same(result, expected)
+        assert_same(x, zeros)

@@ -254,6 +254,38 @@ def test_repeated_set_keeps_the_last_in_row_major_order(xp):
     assert_same(indexops.at(x)[rows].add(y), np.array([[7, 8, 9], [15, 18, 21]]))
 
 
+# Boolean arrays over two dims whose patterns are not their own transpose, on square and
+# non-square dims, alone, after a slice or ..., and over the first two of three dims.
+ASYMMETRIC = np.array([[1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 0, 0]], dtype=bool)
+UPPER = np.array([[0, 1, 1], [0, 0, 1], [0, 0, 0]], dtype=bool)
+MASKS = {
+    "(3, 4) mask of (3, 4)": ((3, 4), (ASYMMETRIC,)),
+    "(3, 3) mask of (3, 3)": ((3, 3), (UPPER,)),
+    "last two of (2, 3, 4) after :": ((2, 3, 4), (slice(None), ASYMMETRIC)),
+    "last two of (2, 3, 3) after ...": ((2, 3, 3), (Ellipsis, UPPER)),
+    "first two of (3, 4, 2)": ((3, 4, 2), (ASYMMETRIC,)),
+    "first two of (3, 3, 2), then an int": ((3, 3, 2), (UPPER, -1)),
+}
+
+
+@pytest.mark.backends(lambda backend: backend.reads_boolean_indices)
+@pytest.mark.parametrize("name", MASKS)
+def test_two_dim_masks_are_numpy_indexing(xp, name):
+    shape, idx = MASKS[name]
+    x = np.arange(np.prod(shape), dtype=np.int64).reshape(shape) * 10
+    key = tuple(from_numpy(xp, i) if isinstance(i, np.ndarray) else i for i in idx)
+    assert_same(indexops.at(from_numpy(xp, x))[key].get(), x[idx])
+    y = np.arange(1, x[idx].size + 1, dtype=np.int64).reshape(x[idx].shape)
+    for method in ("set", "add"):
+        expected = x.copy()
+        if method == "set":
+            expected[idx] = y
+        else:
+            expected[idx] += y
+        got = getattr(indexops.at(from_numpy(xp, x), key), method)(from_numpy(xp, y), copy=True)
+        assert_same(got, expected)
+
+
 # -- out-of-range values: the modes ------------------------------------------------------------
 
 
@@ -386,9 +418,8 @@ def test_array_errors(xp, backend):
             indexops.at(x)[xp.asarray([True, False, True])].get()
 
 
+@pytest.mark.backends(lambda backend: backend.library != "numpy")  # NumPy's are its own
 def test_index_arrays_of_another_library(xp, backend):
-    if backend.library == "numpy":
-        pytest.skip("NumPy index arrays are this backend's own")
     if backend.library == "dask":  # as in every op: NumPy indices go with a Dask operand
         got = indexops.at(xp.arange(3.0))[np.array([2, 0])].get()
         assert_same(got, np.array([2.0, 0.0]))
@@ -427,10 +458,12 @@ def test_update_errors(xp):
 # -- against jax.numpy's .at -------------------------------------------------------------------
 
 
+@pytest.mark.backends("jax")
 @given(data=st.data())
 @pytest.mark.parametrize("method", ["get", "set", "add", "subtract", "multiply", "min", "max"])
 def test_matches_jax_at_on_unique_positions(method, data):
-    jax = pytest.importorskip("jax")
+    import jax
+
     jax.config.update("jax_enable_x64", True)
     jnp = jax.numpy
     case = data.draw(index_cases())

@@ -12,14 +12,15 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import dask
+import dask.array as da
 import numpy as np
 import pytest
 from helpers import ROW_GATHER, ROW_SCATTER
 
 import indexops
 
-da = pytest.importorskip("dask.array")
-dask = pytest.importorskip("dask")
+pytestmark = pytest.mark.backends("dask")
 
 
 def _no_compute(*args: Any, **kwargs: Any) -> Any:

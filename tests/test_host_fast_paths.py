@@ -8,11 +8,14 @@ promises it (integer add, float add in column pairs, gathers).
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 
 import numpy as np
 import pytest
 from helpers import ROW_SCATTER, assert_same, from_numpy
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from reference import gather as gather_reference
 from reference import scatter as reference
 
@@ -53,20 +56,20 @@ def assert_bits_equal(actual: np.ndarray, expected: np.ndarray) -> None:
         np.testing.assert_array_equal(np.signbit(actual[numbers]), np.signbit(expected[numbers]))
 
 
-@pytest.mark.parametrize("dtype", INTEGER_DTYPES)
-@pytest.mark.parametrize("width", [1, 3, 8])
+@given(dtype=st.sampled_from(INTEGER_DTYPES), width=st.sampled_from([1, 3, 8]))
 def test_integer_add_with_duplicates_is_exact(xp, dtype, width):
     rng = np.random.default_rng(width)
     operand = values_of(rng, (9, width), dtype)
     rows = rng.integers(-2, 11, size=(300, 1))  # duplicates, and some outside: dropped
     updates = values_of(rng, (300, width), dtype)
-    result = indexops.scatter(
-        from_numpy(xp, operand),
-        from_numpy(xp, rows),
-        from_numpy(xp, updates),
-        update_computation="add",
-        **ROW_SCATTER,
-    )
+    with np.errstate(over="ignore"):  # the sums wrap around
+        result = indexops.scatter(
+            from_numpy(xp, operand),
+            from_numpy(xp, rows),
+            from_numpy(xp, updates),
+            update_computation="add",
+            **ROW_SCATTER,
+        )
     assert_same(result, sequential_add(operand, rows, updates))
 
 
@@ -77,27 +80,33 @@ def test_numpy_add_over_more_than_65536_rows_is_exact(dtype):
     operand = values_of(rng, (70_000, 2), dtype)
     rows = rng.choice([0, 131, 65_535, 65_536, 65_537, 69_999], size=(400, 1))
     updates = values_of(rng, (400, 2), dtype)
-    result = indexops.scatter(operand, rows, updates, update_computation="add", **ROW_SCATTER)
+    with np.errstate(over="ignore", invalid="ignore"):  # wrapping, overflow, inf - inf
+        result = indexops.scatter(operand, rows, updates, update_computation="add", **ROW_SCATTER)
     assert_bits_equal(result, sequential_add(operand, rows, updates))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", *INTEGER_DTYPES])
-@pytest.mark.parametrize("width", [1, 2, 5, 6])
-@pytest.mark.parametrize("layout", ["contiguous", "strided updates", "strided operand"])
-@pytest.mark.parametrize(
-    "at_rows_max, sum_min_width",
-    [(0, 2**20), (2**20, 2**20), (0, 1)],
-    ids=["element indices", "ufunc.at on rows", "integers summed per row"],
+ROUTES = {  # (_AT_ROWS_MAX_ELEMENTS, _SUM_MIN_WIDTH) that send an add down each route
+    "element indices": (0, 2**20),
+    "ufunc.at on rows": (2**20, 2**20),
+    "integers summed per row": (0, 1),
+}
+
+
+@given(
+    dtype=st.sampled_from(["float32", "float64", *INTEGER_DTYPES]),
+    width=st.sampled_from([1, 2, 5, 6]),
+    layout=st.sampled_from(["contiguous", "strided updates", "strided operand"]),
+    route=st.sampled_from(list(ROUTES)),
 )
 def test_numpy_add_with_duplicates_equals_the_sequence_bit_for_bit(
-    monkeypatch, dtype, width, layout, at_rows_max, sum_min_width
+    monkeypatch, dtype, width, layout, route
 ):
     """Floats added in column pairs (as complex numbers) or by ufunc.at on the rows (small
     adds) and integers by either or summed per row (wide rows) give exactly the sequential
     sums, signed zeros and NaNs included, across chunk and block boundaries (made small
     here) and for any memory layout."""
-    if sum_min_width == 1 and np.dtype(dtype).kind == "f":
-        pytest.skip("floats are never summed per row")
+    assume(route != "integers summed per row" or np.dtype(dtype).kind != "f")  # never
+    at_rows_max, sum_min_width = ROUTES[route]
     monkeypatch.setattr(_numpy, "_AT_ROWS_MAX_ELEMENTS", at_rows_max)
     monkeypatch.setattr(_numpy, "_AT_CHUNK_ELEMENTS", 16)
     monkeypatch.setattr(_numpy, "_SUM_BLOCK_ELEMENTS", 16)
@@ -115,7 +124,8 @@ def test_numpy_add_with_duplicates_equals_the_sequence_bit_for_bit(
     if layout == "strided operand":
         operand = np.asfortranarray(operand)
     expected = sequential_add(operand, rows, updates)
-    result = indexops.scatter(operand, rows, updates, update_computation="add", **ROW_SCATTER)
+    with np.errstate(over="ignore", invalid="ignore"):  # wrapping, overflow, inf - inf
+        result = indexops.scatter(operand, rows, updates, update_computation="add", **ROW_SCATTER)
     assert_bits_equal(result, expected)
     if operand.dtype.kind == "f":
         assert np.signbit(result[0]).all()  # -0.0 + -0.0 + ... stays -0.0
@@ -269,22 +279,30 @@ def test_numpy_float_add_without_scipy_is_the_same_sum(without_scipy, sparse_cal
 ROW_GATHER = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,)}
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int16", "int64", "uint16", "uint32", "uint64"])
-@pytest.mark.parametrize(
-    "count, width", [(8, 16), (300, 128)], ids=["within the grain", "above the grain"]
+@given(
+    dtype=st.sampled_from(["float32", "int16", "int64", "uint16", "uint32", "uint64"]),
+    size=st.sampled_from([(8, 16), (300, 128)]),  # within torch's parallel grain, above it
+    mode=st.sampled_from(["clip", "promise_in_bounds"]),
 )
-@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
-def test_row_gather_clips_in_the_take(xp, dtype, count, width, mode):
+def test_row_gather_clips_in_the_take(xp, dtype, size, mode):
     """``mode="clip"`` row gathers clip inside the take, on both sides of torch's parallel
     grain (see test_torch_row_gather_on_each_path)."""
+    operand, rows, attrs, expected = row_gather_case(dtype, size, mode)
+    result = indexops.gather(from_numpy(xp, operand), from_numpy(xp, rows), **attrs)
+    assert_same(result, expected)
+
+
+@functools.cache
+def row_gather_case(dtype, size, mode):
+    """The operand, rows, attributes and the reference's result (slow: computed once)."""
+    count, width = size
     rng = np.random.default_rng(count)
     operand = values_of(rng, (40, width), dtype)
     low, high = (-50, 90) if mode == "clip" else (0, 40)
     rows = rng.integers(low, high, size=(count, 1))
     rows[:4, 0] = [low, high - 1, 0, 39]
     attrs = {**ROW_GATHER, "index_vector_dim": 1, "slice_sizes": (1, width), "mode": mode}
-    result = indexops.gather(from_numpy(xp, operand), from_numpy(xp, rows), **attrs)
-    assert_same(result, gather_reference.gather(operand, rows, **attrs))
+    return operand, rows, attrs, gather_reference.gather(operand, rows, **attrs)
 
 
 @pytest.mark.parametrize(
@@ -328,6 +346,7 @@ def test_only_one_row_tall_windows_of_whole_rows_clip_in_the_take():
     assert not plan((40, 3), (5, 1), (40, 1), (1,), (1,), (1,)).rows_are_clamped_starts
 
 
+@pytest.mark.backends("torch")
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize(
     "count, width, numpy_allocated_min_bytes",
@@ -342,7 +361,8 @@ def test_torch_row_gather_on_each_path(
     """torch's row gather above the parallel grain: NumPy's take on one thread, else
     index_select into NumPy-allocated memory for big results; index_select within the
     grain, and for bfloat16 (which NumPy cannot view) on one thread."""
-    torch = pytest.importorskip("torch")
+    import torch
+
     from indexops._backends import _torch
 
     monkeypatch.setattr(_torch, "NUMPY_ALLOCATED_MIN_BYTES", numpy_allocated_min_bytes)
@@ -390,36 +410,39 @@ class _Recorder:
         return self._function(*args, **kwargs)
 
 
-def _count_distinct_backends():
-    """Every backend with a count_distinct_rows of its own, and the generic one."""
+COUNTERS = ["numpy", "generic numpy"] + [
+    pytest.param(name, marks=pytest.mark.backends("torch"))
+    for name in ("torch on the host", "torch on device", "generic torch")
+]
+
+
+def counter(name):
+    """The backend (of indexops) named, with its function from a NumPy array to its own."""
     from indexops._backends._base import Backend
     from indexops._backends._numpy import NumpyBackend
 
-    found = [
-        pytest.param(NumpyBackend(np), np.asarray, id="numpy"),
-        pytest.param(Backend(np), np.asarray, id="generic numpy"),
-    ]
-    try:
-        import array_api_compat.torch as torch_namespace
-        import torch
+    if name == "numpy":
+        return NumpyBackend(np), np.asarray
+    if name == "generic numpy":
+        return Backend(np), np.asarray
+    import array_api_compat.torch as torch_namespace
+    import torch
 
-        from indexops._backends._torch import TorchBackend
-    except ImportError:
-        return found
-    torch_backend = TorchBackend()
-    return [
-        *found,
-        pytest.param(torch_backend, torch.from_numpy, id="torch on the host"),
-        pytest.param(torch_backend.variant("device"), torch.from_numpy, id="torch on device"),
-        pytest.param(Backend(torch_namespace), torch.from_numpy, id="generic torch"),
-    ]
+    from indexops._backends._torch import TorchBackend
+
+    return {
+        "torch on the host": TorchBackend(),
+        "torch on device": TorchBackend().variant("device"),
+        "generic torch": Backend(torch_namespace),
+    }[name], torch.from_numpy
 
 
-@pytest.mark.parametrize("backend, make", _count_distinct_backends())
+@pytest.mark.parametrize("name", COUNTERS)
 @pytest.mark.parametrize("case", ["distinct", "one pair", "many repeats", "one row"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_count_distinct_rows_counts_the_bitmap(backend, make, case, threads):
+def test_count_distinct_rows_counts_the_bitmap(name, case, threads):
     """Every bitmap (torch on the host: NumPy's on one thread, its own on more)."""
+    backend, make = counter(name)
     n = 1000
     rng = np.random.default_rng(7)
     rows = {
@@ -434,10 +457,9 @@ def test_count_distinct_rows_counts_the_bitmap(backend, make, case, threads):
 
 @contextlib.contextmanager
 def _torch_threads(threads):
-    """torch (where installed) with ``threads`` threads inside the block."""
-    try:
-        import torch
-    except ImportError:
+    """torch (where imported already) with ``threads`` threads inside the block."""
+    torch = sys.modules.get("torch")
+    if torch is None:
         yield
         return
     before = torch.get_num_threads()

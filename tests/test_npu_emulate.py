@@ -27,14 +27,14 @@ import indexops
 from indexops import IndexOpsValueError
 from indexops._extension import scatter_update_src_shape
 
+# The emulator writes real values in place: it runs on backends whose arrays hold values
+# and can be written (the others: test_unwritable_input_is_an_error).
+WRITABLE_VALUES = pytest.mark.backends(lambda backend: backend.writable and backend.has_values)
+
 
 @pytest.fixture
 def make(xp, backend):
-    """Arrays of the test backend for the emulator, which writes real values in place."""
-    if not backend.writable:
-        pytest.skip(f"{backend} arrays cannot be written: test_unwritable_input_is_an_error")
-    if not backend.has_values:
-        pytest.skip(f"{backend} arrays have no values for the emulator to compute")
+    """Arrays of the test backend for the emulator (tests marked WRITABLE_VALUES)."""
 
     def array(a, dtype=None):
         return from_numpy(xp, np.asarray(a, dtype=dtype))
@@ -42,6 +42,7 @@ def make(xp, backend):
     return array
 
 
+@WRITABLE_VALUES
 @pytest.mark.parametrize(
     ("shape", "index", "src", "expected", "view", "tile"),
     [
@@ -128,6 +129,7 @@ def problems(draw):
     return input, index.astype(index_dtype), src, view, tile, rules
 
 
+@WRITABLE_VALUES
 @given(case=problems())
 def test_emulator_equals_the_op(xp, backend, make, case):
     input, index, src, view, tile, rules = case
@@ -204,6 +206,7 @@ def test_ordering_follows_row_major_not_view_order():
     assert cache[0, 0, 0, 0] == 3 and cache[0, 3, 0, 0] == 4 and report.warnings
 
 
+@WRITABLE_VALUES
 def test_out_of_range_stops_before_any_write(make):
     cache = make(np.zeros((2, 4, 1, 2)), np.float32)
     index = make([[0, 1], [2, 8]], np.int64)
@@ -284,8 +287,10 @@ def test_numpy_view_in_place_base_sees_the_write():
     assert base[1, 1, 0].tolist() == [1, 0, 1, 0] and base.sum() == 2
 
 
+@pytest.mark.backends("torch")
 def test_torch_view_and_bfloat16():
-    torch = pytest.importorskip("torch")
+    import torch
+
     base = torch.zeros((6, 4), dtype=torch.bfloat16)
     view = base[::2]
     src = torch.tensor([[1.5, 2, 3, 4]], dtype=torch.bfloat16)
@@ -293,9 +298,8 @@ def test_torch_view_and_bfloat16():
     assert base[4].tolist() == [1.5, 2, 3, 4] and float(base.sum()) == 10.5
 
 
+@pytest.mark.backends(lambda backend: not backend.writable)
 def test_unwritable_input_is_an_error(xp, backend):
-    if backend.writable:
-        pytest.skip(f"{backend} arrays can be written")
     cache = from_numpy(xp, np.zeros((4, 2), np.float32))
     args = (-2, from_numpy(xp, np.array([[1]])), from_numpy(xp, np.ones((1, 2), np.float32)))
     with pytest.raises(IndexOpsValueError, match="cannot be written in place"):

@@ -71,6 +71,10 @@ def _tile_case(tile_b, tile_s, d, dtype, index_dtype, s=None):
     )  # fmt: skip
 
 
+def test_rows_are_padded_to_whole_ub_blocks():
+    assert [ATLAS_A2.align(n) for n in (0, 1, 31, 32, 33, 64, 65)] == [0, 32, 32, 32, 64, 64, 96]
+
+
 def test_ub_exactly_at_the_limit_is_accepted():
     # 1024 tokens of fp32 d=40 (160 B rows) + 1024 index rows of one int64 padded to 32 B
     at = check(_tile_case(1024, 1, 40, "fp32", "int64"))
@@ -245,8 +249,10 @@ def test_dtype_spellings():
     assert check(CACHE_4D, dtype=np.float32, index_dtype=np.int16).ok
 
 
+@pytest.mark.backends("torch")
 def test_torch_dtypes():
-    torch = pytest.importorskip("torch")
+    import torch
+
     assert check(CACHE_4D, dtype=torch.bfloat16).ok
     assert check(CACHE_4D, dtype=np.float32, index_dtype=torch.int16).ok
 

@@ -12,8 +12,10 @@ import pytest
 SCRIPT = Path(__file__).parent.parent / "docs" / "examples" / "jax_sharded_scatter.py"
 
 
+@pytest.mark.backends("jax")
 def test_scatter_and_gather_on_four_sharded_cpu_devices():
-    pytest.importorskip("jax")
+    import jax  # noqa: F401
+
     source = str(Path(__file__).parent.parent / "src")
     path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "PYTHONPATH": path}

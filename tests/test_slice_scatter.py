@@ -9,7 +9,7 @@ from typing import Any
 import helpers
 import numpy as np
 import pytest
-from backends import Backend
+from backends import WITH_VALUES, Backend
 from helpers import assert_same, from_numpy, to_numpy
 from hypothesis import given
 from hypothesis import strategies as st
@@ -310,6 +310,7 @@ def test_scalar_data_and_foreign_objects(xp: ModuleType):
         slice_scatter([1.0, 2.0], xp.asarray([1.0], dtype=xp.float64), [0], [1], [1])
 
 
+@WITH_VALUES
 def test_index_arrays_from_another_namespace(xp: ModuleType):
     data = xp.zeros((3, 3), dtype=xp.int64)
     updates = xp.ones((3, 1), dtype=xp.int64)

@@ -18,6 +18,10 @@ from reference import scatter_update as scatter_update_reference
 
 import indexops
 
+# torch.compile's first use imports modules that call torch.jit.script_method, which torch
+# itself deprecates
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated")
+
 # -- one call per op, as a function of its arrays ------------------------------------------
 
 
@@ -106,11 +110,13 @@ def shrunk(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 @pytest.fixture(scope="module")
 def jax() -> Any:
-    jax = pytest.importorskip("jax")
+    import jax
+
     jax.config.update("jax_enable_x64", True)
     return jax
 
 
+@pytest.mark.backends("jax")
 @pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
 def test_jit_retraces_with_new_shapes(jax: Any, name: str, fn: Callable[..., Any], args: tuple):
     """A second trace with other shapes works: no cache of indexops holds a tracer."""
@@ -120,6 +126,7 @@ def test_jit_retraces_with_new_shapes(jax: Any, name: str, fn: Callable[..., Any
         np.testing.assert_array_equal(np.asarray(got), expected(fn, shapes))
 
 
+@pytest.mark.backends("jax")
 @pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
 def test_vmap_over_a_leading_batch_dim(jax: Any, name: str, fn: Callable[..., Any], args: tuple):
     jnp = jax.numpy
@@ -140,6 +147,7 @@ def finite_difference(f: Callable[[np.ndarray], float], x: np.ndarray) -> np.nda
     return grad
 
 
+@pytest.mark.backends("jax")
 @pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
 def test_grad_matches_finite_differences(jax: Any, name: str, fn: Callable[..., Any], args: tuple):
     """The gradient with respect to every float argument, against central differences."""
@@ -159,6 +167,7 @@ def test_grad_matches_finite_differences(jax: Any, name: str, fn: Callable[..., 
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=f"argument {position}")
 
 
+@pytest.mark.backends("jax")
 def test_grad_of_replace_reaches_only_the_last_writer(jax: Any):
     jnp = jax.numpy
     grad = jax.grad(lambda u: jnp.sum(scatter(jnp.asarray(OPERAND), jnp.asarray(ROWS), u)))
@@ -166,6 +175,7 @@ def test_grad_of_replace_reaches_only_the_last_writer(jax: Any):
     np.testing.assert_array_equal(np.asarray(grad(jnp.asarray(UPDATES)))[:, 0], [0, 1, 0, 0, 1])
 
 
+@pytest.mark.backends("jax")
 def test_callable_combiner_under_jit_applies_duplicates_in_order(jax: Any):
     jnp = jax.numpy
     rows = np.array([[1], [1], [0], [1], [1]])
@@ -181,6 +191,7 @@ def test_callable_combiner_under_jit_applies_duplicates_in_order(jax: Any):
     assert np.asarray(got)[1, 0] == 1_403  # digits 1, 4, 0, 3 (rows 0, 1, 3, 4), one by one
 
 
+@pytest.mark.backends("jax")
 def test_slot_past_the_end_is_a_checkify_error(jax: Any):
     from jax.experimental import checkify
 
@@ -198,6 +209,7 @@ def test_slot_past_the_end_is_a_checkify_error(jax: Any):
     assert error.get() is None
 
 
+@pytest.mark.backends("jax")
 def test_traced_slice_parameters_are_a_clear_error(jax: Any):
     jnp = jax.numpy
     data, updates = jnp.zeros(6), jnp.ones(2)
@@ -207,6 +219,7 @@ def test_traced_slice_parameters_are_a_clear_error(jax: Any):
         jax.jit(lambda s: indexops.slice_scatter(data, updates, s, [6], [3]))(jnp.asarray([0]))
 
 
+@pytest.mark.backends("jax")
 def test_traced_dynamic_slice_clamps_negative_starts_to_zero(jax: Any):
     """StableHLO clamping, not jax.lax's count-from-the-end for negative starts."""
     jnp = jax.numpy
@@ -219,13 +232,16 @@ def test_traced_dynamic_slice_clamps_negative_starts_to_zero(jax: Any):
 
 @pytest.fixture(scope="module")
 def torch() -> Any:
-    return pytest.importorskip("torch")
+    import torch
+
+    return torch
 
 
 # Dynamo warns (UserWarning) of what it cannot trace faithfully, e.g. a cached function
 COMPILES_CLEANLY = pytest.mark.filterwarnings("error:Dynamo:UserWarning")
 
 
+@pytest.mark.backends("torch")
 @COMPILES_CLEANLY
 @pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
 def test_torch_compile_fullgraph(torch: Any, name: str, fn: Callable[..., Any], args: tuple):
@@ -236,6 +252,7 @@ def test_torch_compile_fullgraph(torch: Any, name: str, fn: Callable[..., Any], 
         np.testing.assert_array_equal(got.numpy(), expected(fn, shapes))
 
 
+@pytest.mark.backends("torch")
 @COMPILES_CLEANLY
 @pytest.mark.parametrize("how", [None, "max"])
 def test_torch_compile_wide_unsigned(torch: Any, how: Any):
@@ -251,6 +268,7 @@ def test_torch_compile_wide_unsigned(torch: Any, how: Any):
     np.testing.assert_array_equal(got.numpy(), scatter(operand, ROWS, updates, how))
 
 
+@pytest.mark.backends("torch")
 @COMPILES_CLEANLY
 def test_torch_compile_writes_in_place(torch: Any):
     torch._dynamo.reset()
@@ -265,6 +283,7 @@ def test_torch_compile_writes_in_place(torch: Any):
     )
 
 
+@pytest.mark.backends("torch")
 @COMPILES_CLEANLY
 def test_torch_compile_reports_a_slot_past_the_end(torch: Any):
     torch._dynamo.reset()
@@ -274,6 +293,7 @@ def test_torch_compile_reports_a_slot_past_the_end(torch: Any):
         compiled(torch.asarray(CACHE), bad, torch.asarray(TOKENS))
 
 
+@pytest.mark.backends("torch")
 @pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
 def test_meta_tensors_give_shape_and_dtype(
     torch: Any, name: str, fn: Callable[..., Any], args: tuple
@@ -284,6 +304,7 @@ def test_meta_tensors_give_shape_and_dtype(
     assert tuple(got.shape) == want.shape and str(got.dtype) == f"torch.{want.dtype}"
 
 
+@pytest.mark.backends("torch")
 def test_meta_tensors_with_every_default(torch: Any):
     """The ops with nothing but required arguments, on meta tensors."""
     meta = {"device": "meta"}
@@ -303,11 +324,10 @@ def test_meta_tensors_with_every_default(torch: Any):
 
 @pytest.fixture
 def cuda(torch: Any) -> Any:
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device (benchmarks/gpu.sh runs this on a GPU machine)")
     return torch.device("cuda")
 
 
+@pytest.mark.backends("torch_cuda")
 def test_scatter_update_in_a_cuda_graph(torch: Any, cuda: Any):
     """Captured once, replayed with new slots and tokens: a paged-KV decode step."""
     cache = torch.zeros((64, 16, 1, 8), device=cuda)
@@ -337,6 +357,7 @@ def test_scatter_update_in_a_cuda_graph(torch: Any, cuda: Any):
     np.testing.assert_array_equal(cache.cpu().numpy(), expected_cache)
 
 
+@pytest.mark.backends("torch_cuda")
 @pytest.mark.parametrize(("name", "fn", "args"), CALLS, ids=IDS)
 def test_no_host_sync_on_cuda(
     torch: Any, cuda: Any, name: str, fn: Callable[..., Any], args: tuple
