@@ -42,7 +42,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 # Modules that import a library at the top, collected only where its backends run.
 collect_ignore = [
     module
-    for module, library in (("test_dask.py", "dask"), ("test_sharding.py", "jax"))
+    for module, library in (
+        ("test_dask.py", "dask"),
+        ("test_sharding.py", "jax"),
+        ("test_torch_modes.py", "torch"),
+    )
     if not backends.runs(library)
 ]
 

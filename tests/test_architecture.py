@@ -4,6 +4,8 @@ only the layers below it."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,18 @@ def test_each_layer_imports_only_below_it(layer):
             inside = target == layer or target.startswith(f"{layer}.")
             below = any(target == a or target.startswith(f"{a}.") for a in ALLOWED[layer])
             assert inside or below, f"{module} imports {target}, above its layer"
+
+
+def test_numpy_calls_import_no_other_array_library():
+    # a library's modules are imported once its arrays are seen, never with indexops
+    code = (
+        "import sys, numpy as np, indexops\n"
+        "rows = dict(update_window_dims=(1,), inserted_window_dims=(0,),\n"
+        "            scatter_dims_to_operand_dims=(0,), index_vector_dim=1)\n"
+        "indexops.scatter(np.zeros((3, 2)), np.array([[1]]), np.ones((1, 2)), **rows)\n"
+        "indexops.at(np.zeros(4))[[1, 1]].add(1.0)\n"
+        "print(sorted({'dask', 'torch', 'jax', 'cupy'} & set(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -49,11 +49,18 @@ def numpy_arrays(a):
 
 
 def torch_arrays(a):
-    torch = pytest.importorskip("torch")
+    import torch
+
     return torch.from_numpy(np.array(a))
 
 
-@pytest.mark.parametrize("make", [numpy_arrays, torch_arrays], ids=["numpy", "torch"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(numpy_arrays, id="numpy", marks=pytest.mark.backends("numpy")),
+        pytest.param(torch_arrays, id="torch", marks=pytest.mark.backends("torch")),
+    ],
+)
 def test_fast_paths_from_many_threads(make):
     work = calls(make)
     serial = {name: np.asarray(call()) for name, call in work.items()}

@@ -6,7 +6,6 @@ from __future__ import annotations
 from .._backends import Backend
 from .._typing import Array
 from .._validate.combiners import Combiner
-from .chunked import scatter_rows
 from .rows import table_with_rows
 
 
@@ -33,7 +32,9 @@ def write_rows(
     """
     if 0 in (rows.shape[0], *rows_shape):  # nothing to write
         return x if in_place else backend.copy(x)
-    if backend.chunked:
+    if backend.chunked:  # Dask, imported only once its arrays are seen
+        from .chunked import scatter_rows
+
         return scatter_rows(x, rows_shape, rows, values, combiner, keep, backend.chunks_generic)
     xp = backend.xp
     if in_place:
