@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from backends import WITH_VALUES
 from helpers import (
     ROW_GATHER,
     ROW_SCATTER,
@@ -105,6 +106,7 @@ def run_min_max(xp: Any, how: Any, dtype: str, table, rows, updates, **kwargs: A
     )
 
 
+@WITH_VALUES
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("how", ["min", "max"])
 def test_min_max_are_ieee_on_signed_zeros_and_nan(xp, how, dtype):
@@ -113,6 +115,7 @@ def test_min_max_are_ieee_on_signed_zeros_and_nan(xp, how, dtype):
     assert_same_bits(result, expected_min_max(how, table, rows, updates))
 
 
+@WITH_VALUES
 @pytest.mark.parametrize("form", ["builtin", "xp"])
 @pytest.mark.parametrize("how", ["min", "max"])
 def test_callables_that_are_min_max_are_ieee_too(xp, how, form):
@@ -122,20 +125,7 @@ def test_callables_that_are_min_max_are_ieee_too(xp, how, form):
     assert_same_bits(result, expected_min_max(how, table, rows, updates))
 
 
-HAS_HALF_FLOATS = pytest.mark.backends(lambda backend: backend.library in ("numpy", "torch", "jax"))
-HAS_FLOAT8 = pytest.mark.backends(lambda backend: backend.extension_dtypes)
-
-
-@pytest.mark.parametrize(
-    "dtype",
-    [
-        pytest.param("float16", marks=HAS_HALF_FLOATS),
-        pytest.param("bfloat16", marks=HAS_HALF_FLOATS),
-        pytest.param("float8_e5m2", marks=HAS_FLOAT8),
-    ],
-)
-@pytest.mark.parametrize("how", ["min", "max"])
-def test_min_max_are_ieee_in_narrow_floats(xp, how, dtype):
+def check_narrow_float(xp, how, dtype):
     """The signed-integer views of 16 and 8 bits (ml_dtypes' types on NumPy and JAX)."""
     if dtype != "float16":
         dtype = getattr(pytest.importorskip("ml_dtypes"), dtype)
@@ -144,6 +134,22 @@ def test_min_max_are_ieee_in_narrow_floats(xp, how, dtype):
     assert_same_bits(result, expected_min_max(how, table, rows, updates))
 
 
+@pytest.mark.backends(
+    lambda backend: backend.library in ("numpy", "torch", "jax") and backend.has_values
+)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("how", ["min", "max"])
+def test_min_max_are_ieee_in_half_floats(xp, how, dtype):
+    check_narrow_float(xp, how, dtype)
+
+
+@pytest.mark.backends(lambda backend: backend.extension_dtypes)
+@pytest.mark.parametrize("how", ["min", "max"])
+def test_min_max_are_ieee_in_float8(xp, how):
+    check_narrow_float(xp, how, "float8_e5m2")
+
+
+@WITH_VALUES
 @pytest.mark.parametrize("how", ["min", "max"])
 def test_min_max_many_duplicates_and_wide_rows(xp, how):
     """Zeros of both signs and NaN meeting many times over in rows wide enough for
@@ -157,6 +163,7 @@ def test_min_max_many_duplicates_and_wide_rows(xp, how):
     assert_same_bits(result, expected_min_max(how, table, rows, updates))
 
 
+@WITH_VALUES
 @pytest.mark.parametrize("how", ["min", "max"])
 def test_at_min_max_are_ieee(xp, how):
     x = from_numpy(xp, np.array([0.0, -0.0, 1.0], dtype=np.float32))
