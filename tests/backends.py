@@ -205,6 +205,12 @@ def runs(condition: Backend | str | Callable[[Backend], bool]) -> bool:
 # Tests that compare values: not on torch meta tensors, which have none.
 WITH_VALUES = pytest.mark.backends(lambda backend: backend.has_values)
 
+# Drawn (Hypothesis) tests of the ops' values run JAX under jit only: eager JAX takes the
+# same backend code (it never reads JAX values on the host, except boolean masks and
+# slice_scatter's bounds, which fixed tests cover) and compiles every primitive again for
+# each new shape, which made it half the suite's time.
+DRAWN = pytest.mark.backends(lambda backend: backend is not Backend.JAX)
+
 
 def at_calls(at: Callable[..., Any]) -> Callable[..., Any]:
     """The method calls of ``at`` as one function of their arguments (what wrappers wrap):

@@ -3,7 +3,8 @@
 Tests are generated for the backends that run (backends.py: those ``INDEXOPS_BACKENDS``
 selects, less those this machine cannot run); pytest's header names the ones left out and
 why. ``@pytest.mark.backends(*conditions)`` narrows a test to the backends that match one
-of the conditions (a Backend, a library name or a predicate; see ``Backend.matches``); a
+of the conditions (a Backend, a library name or a predicate; see ``Backend.matches``), and
+stacked marks narrow further; a
 test without the ``backend`` fixture so marked is deselected unless such a backend runs, so
 that ``INDEXOPS_BACKENDS=numpy`` runs no torch, JAX or Dask code.
 """
@@ -69,14 +70,20 @@ def pytest_report_header() -> list[str]:
     return lines
 
 
-def conditions(node: pytest.Function | pytest.Metafunc) -> list:
-    return [c for mark in node.iter_markers("backends") for c in mark.args]
+def conditions(node: pytest.Function | pytest.Metafunc) -> list[tuple]:
+    """The conditions of each ``backends`` mark: a backend must match one condition of
+    every mark (stacked marks narrow)."""
+    return [mark.args for mark in node.iter_markers("backends")]
+
+
+def wanted_by(backend: Backend, marks: list[tuple]) -> bool:
+    return all(any(map(backend.matches, conditions)) for conditions in marks)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames:
-        wanted = conditions(metafunc.definition)
-        chosen = [b for b in backends.running() if not wanted or any(map(b.matches, wanted))]
+        marks = conditions(metafunc.definition)
+        chosen = [b for b in backends.running() if wanted_by(b, marks)]
         metafunc.parametrize("backend", chosen, ids=str)
 
 
@@ -90,7 +97,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         with_backend = "backend" in getattr(item, "fixturenames", ())
         if with_backend and not isinstance(params.get("backend"), Backend):
             drop.append(item)  # no backend matches its conditions here
-        elif wanted and not with_backend and not any(map(backends.runs, wanted)):
+        elif not with_backend and not all(any(map(backends.runs, c)) for c in wanted):
             drop.append(item)
         else:
             keep.append(item)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from backends import WITH_VALUES
+from backends import DRAWN, WITH_VALUES
 from helpers import ROW_SCATTER, assert_same, from_numpy, to_numpy
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -27,6 +27,7 @@ def on_copies(xp, op, x, *args):
     return op(from_numpy(xp, to_numpy(x).copy()), *fresh)
 
 
+@DRAWN
 @WITH_VALUES
 @given(
     rows=st.integers(2, 6),

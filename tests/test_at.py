@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from backends import Backend
+from backends import DRAWN, Backend
 from helpers import assert_same, check_array, dtype_name, from_numpy, to_numpy
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -194,6 +194,7 @@ def test_get_is_numpy_indexing(xp, backend, data):
     assert_same(got, x[case.idx])
 
 
+@DRAWN
 @given(data=st.data())
 @pytest.mark.parametrize("method", ["set", "add"])
 def test_set_and_add_are_numpy_on_unique_positions(xp, backend, method, data):
@@ -210,6 +211,7 @@ def test_set_and_add_are_numpy_on_unique_positions(xp, backend, method, data):
     assert_same(getattr(target, method)(as_backend(xp, y)), expected)
 
 
+@DRAWN
 @given(data=st.data())
 @pytest.mark.parametrize("method", list(STEPS))
 def test_repeated_positions_apply_one_by_one(xp, backend, method, data):
@@ -305,6 +307,7 @@ def wrapped(values: np.ndarray, n: int) -> np.ndarray:
     return np.where(values < 0, values + n, values)
 
 
+@DRAWN
 @given(case=out_of_range_cases(), data=st.data())
 @pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
 def test_get_modes(xp, mode, case, data):
@@ -322,6 +325,7 @@ def test_get_modes(xp, mode, case, data):
     assert_same(got, np.moveaxis(expected, 0, axis))
 
 
+@DRAWN
 @given(case=out_of_range_cases(), data=st.data())
 @pytest.mark.parametrize("mode", ["drop", "clip", "fill"])
 def test_update_modes(xp, mode, case, data):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from backends import DRAWN
 from helpers import ROW_GATHER, ROW_SCATTER, assert_same, from_numpy
 from hypothesis import given
 from hypothesis import strategies as st
@@ -66,6 +67,7 @@ def old_times_two_plus_new(old, new):
     return old * 2 + new
 
 
+@DRAWN
 @given(data=st.data())
 def test_scatter_every_combiner_and_mode(xp, backend, monkeypatch, data):
     # JAX: the strategies' extension dtypes only (each call compiles)
@@ -136,6 +138,7 @@ def test_each_add_rounds_to_the_element_type(
         assert_same(run(), expected)
 
 
+@DRAWN
 @pytest.mark.parametrize("mode", ("clip", "fill"))
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gather_and_dynamic_slice(xp, dtype, mode):
@@ -184,6 +187,7 @@ def test_gather_fill_value_the_dtype_cannot_hold(xp, dtype, fill_value):
         )  # fmt: skip
 
 
+@DRAWN
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_window_writers(xp, backend, dtype):
     operand = values(dtype, (4, 3), 3)

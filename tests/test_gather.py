@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from backends import WITH_VALUES
+from backends import DRAWN, WITH_VALUES
 from helpers import ROW_GATHER, ROW_SCATTER, assert_same, from_numpy, to_numpy
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,6 +18,7 @@ import indexops
 MODES = ("clip", "fill")
 
 
+@DRAWN
 # Dask's own take warns where windows of a small array cross many chunks
 @pytest.mark.filterwarnings("ignore:Increasing number of chunks")
 @given(data=st.data())

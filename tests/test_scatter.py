@@ -6,7 +6,7 @@ import contextlib
 
 import numpy as np
 import pytest
-from backends import WITH_VALUES
+from backends import DRAWN, WITH_VALUES
 from helpers import ROW_SCATTER, assert_same, from_numpy, to_numpy
 from hypothesis import given
 from hypothesis import strategies as st
@@ -61,6 +61,7 @@ def run(xp, case, operand, updates, combiner, mode, **kwargs):
         )
 
 
+@DRAWN
 @given(data=st.data())
 @pytest.mark.parametrize("mode", MODES)
 def test_scatter_matches_reference(xp, backend, mode, data):
@@ -72,6 +73,7 @@ def test_scatter_matches_reference(xp, backend, mode, data):
     assert_same(run(xp, case, operand, updates, combiner, mode), expected)
 
 
+@DRAWN
 @WITH_VALUES
 @given(data=st.data())
 def test_native_fast_paths_equal_the_generic_path(xp, data):
@@ -84,6 +86,7 @@ def test_native_fast_paths_equal_the_generic_path(xp, data):
     np.testing.assert_array_equal(native, generic)
 
 
+@DRAWN
 @given(data=st.data())
 @pytest.mark.parametrize("copy", [True, False, None])
 def test_scatter_copy_semantics(xp, backend, copy, data):
@@ -159,6 +162,7 @@ def whole_range(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) ->
     return values
 
 
+@DRAWN
 @given(
     dtype=st.sampled_from(WIDE_UNSIGNED),
     combiner=st.sampled_from(COMBINERS),
@@ -285,6 +289,7 @@ def test_recognised_namespace_combiners_equal_their_names(xp):
         )
 
 
+@DRAWN
 @WITH_VALUES
 @given(data=st.data())
 def test_gather_then_scatter_rebuilds_the_operand(xp, data):
