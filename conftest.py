@@ -46,13 +46,13 @@ def imported_packages(test: doctest.DocTest) -> list[str]:
 
 # Backend modules import their library: their docstrings are collected where it runs.
 collect_ignore = [
-    f"src/indexops/_backends/_{module}.py"
+    f"src/indexops/{module}.py"
     for library, module in (
-        ("torch", "torch"),
-        ("jax", "jax"),
-        ("dask", "dask"),
-        ("dask", "dask_graph"),
-        ("cupy", "cupy"),
+        ("torch", "_backends/_torch"),
+        ("jax", "_backends/_jax"),
+        ("dask", "_backends/_dask"),
+        ("dask", "_execute/chunked"),
+        ("cupy", "_backends/_cupy"),
     )
     if not backends.runs(library)
 ]
