@@ -199,7 +199,7 @@ def _combine_rows(
         or (backend.values_on_host(values) and not bool(backend.xp.any(values == 0)))
     ):  # a zero result of the wrong sign needs zeros of both signs, one of them an update
         return backend.combine_rows(table, rows, values, how, keep=keep, unique=unique)
-    bits = backend.signed_view(table)
+    bits = backend.signed_view(table)  # native combines write into table: bits sees them
     if bits is None:  # no integer type of the dtype's width: the caller goes pass by pass
         return None
     xp = backend.xp
