@@ -91,6 +91,9 @@ def test_window_updates_viewing_the_operand(xp):
     expected[1:5] = base[0:4]
     x = from_numpy(xp, base.copy())
     assert_same(indexops.dynamic_update_slice(x, x[0:4], (1,), copy=None), expected)
+    x = from_numpy(xp, base.copy())  # a start array: on a device, the backend's window write
+    start = from_numpy(xp, np.array([1]))
+    assert_same(indexops.dynamic_update_slice(x, x[0:4], start, copy=None), expected)
     expected = base.copy()
     expected[1::2] = base[0:5]
     x = from_numpy(xp, base.copy())

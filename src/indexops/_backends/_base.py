@@ -319,24 +319,58 @@ class Backend:
     # -- windows --------------------------------------------------------------------------
 
     def assign_window(
-        self, x: Array, key: tuple[slice, ...], values: Array, *, in_place: bool
+        self, x: Array, key: tuple[Any, ...], values: Array, *, in_place: bool
     ) -> Array:
-        """``x[key] = values`` for a basic (slice) ``key``, into ``x`` itself or a copy;
-        ``values`` may view ``x``: they are read before the write."""
+        """``x[key] = values`` for a ``key`` that names each element once (slices, or
+        the open grid of :meth:`NativeScatter.dynamic_slice`), into ``x`` itself or a
+        copy; ``values`` may view ``x``: they are read before the write."""
         if in_place and self.shares_memory(values, x):
             values = self.copy(values)
         target = x if in_place else self.copy(x)
         target[key] = values
         return target
 
-    def dynamic_slice(self, x: Array, starts: list[Any], sizes: tuple[int, ...]) -> Array | None:
-        """The window at ``starts`` (0-d index arrays and Python ints, already clamped);
-        ``None`` where the library has no native op (the caller then gathers its rows)."""
-        return None
+    def dynamic_slice(self, x: Array, starts: list[Any], sizes: tuple[int, ...]) -> Array:
+        """The window of ``sizes`` at ``starts`` (Python ints and 0-d index arrays, each
+        already clamped to ``[0, dim - size]``), without reading them on the host.
 
-    def dynamic_update_slice(self, x: Array, update: Array, starts: list[Any]) -> Array | None:
-        """A new array with ``update`` at ``starts`` (clamped), or ``None`` as above."""
-        return None
+        Here: ``take`` along each dim the window does not cover whole, the most
+        narrowing dim first.
+        """
+        window = x
+        for d in sorted(_cut_dims(x.shape, sizes), key=lambda d: sizes[d] / x.shape[d]):
+            positions = self._window_positions(starts[d], sizes[d], x)
+            window = self.xp.take(window, positions, axis=d)
+        return window
+
+    def dynamic_update_slice(
+        self, x: Array, update: Array, starts: list[Any], *, in_place: bool
+    ) -> Array:
+        """``x`` with ``update`` at ``starts`` (clamped, as for :meth:`dynamic_slice`),
+        into ``x`` itself or a new array.
+
+        Here: each element of ``x`` takes the element of ``update`` at its offset from
+        the window's corner where it lies in the window (a ``where`` over ``x``: no
+        scatter, which the standard lacks).
+        """
+        xp = self.xp
+        placed, inside = update, None
+        for d in _cut_dims(x.shape, update.shape):
+            offsets = self.arange(x.shape[d], self.index_dtype(), x) - starts[d]
+            placed = xp.take(placed, self.clip(offsets, 0, update.shape[d] - 1), axis=d)
+            shape = [1] * x.ndim
+            shape[d] = x.shape[d]
+            hit = xp.reshape((offsets >= 0) & (offsets < update.shape[d]), tuple(shape))
+            inside = hit if inside is None else inside & hit
+        result = placed if inside is None else self.where(inside, placed, x)
+        if not in_place:
+            return result
+        x[...] = result
+        return x
+
+    def _window_positions(self, start: Any, size: int, like: Array) -> Array:
+        """``start + arange(size)`` in the index dtype, for a Python-int or 0-d start."""
+        return self.arange(size, self.index_dtype(), like) + start
 
     # -- control flow ---------------------------------------------------------------------
 
@@ -360,6 +394,11 @@ def _kind(xp: ModuleType, dtype: Any, kind: str) -> bool:
 _cached_kind = static_cache(maxsize=256)(_kind)
 
 
+def _cut_dims(shape: tuple[int, ...], sizes: tuple[int, ...]) -> list[int]:
+    """The dims a window of ``sizes`` does not cover whole (its start there matters)."""
+    return [d for d, (dim, size) in enumerate(zip(shape, sizes)) if size != dim]
+
+
 class NativeScatter(Backend):
     """A library with native scatters that cannot leave an entry out (NumPy, torch, CuPy).
 
@@ -377,6 +416,32 @@ class NativeScatter(Backend):
         """Combine in place (repeated rows accumulate); ``None`` for a dtype without a
         native path. Every library here has one for int32/int64 ``max``."""
         raise NotImplementedError
+
+    def dynamic_slice(self, x: Array, starts: list[Any], sizes: tuple[int, ...]) -> Array:
+        """Here: one advanced-index read, ``x[key]`` with the window's open grid."""
+        return x[self._window_key(x, starts, sizes)]
+
+    def dynamic_update_slice(
+        self, x: Array, update: Array, starts: list[Any], *, in_place: bool
+    ) -> Array:
+        """Here: one advanced-index write of the window's open grid (no pass over ``x``)."""
+        key = self._window_key(x, starts, tuple(update.shape))
+        return self.assign_window(x, key, update, in_place=in_place)
+
+    def _window_key(self, x: Array, starts: list[Any], sizes: tuple[int, ...]) -> tuple[Any, ...]:
+        """The index arrays of the window, broadcast against each other as an open grid
+        (``np.ix_``), up to the last dim it does not cover whole; the dims after it are
+        taken whole."""
+        cut = _cut_dims(x.shape, sizes)
+        if not cut:
+            return (...,)
+        rank = cut[-1] + 1
+        key = []
+        for d in range(rank):
+            shape = [1] * rank
+            shape[d] = sizes[d]
+            key.append(self.reshape(self._window_positions(starts[d], sizes[d], x), tuple(shape)))
+        return tuple(key)
 
     def set_rows(
         self, table: Array, rows: Array, values: Array, keep: Array | None = None

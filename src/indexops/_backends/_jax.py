@@ -80,14 +80,16 @@ class JaxBackend(Backend):
         return getattr(at, _METHODS[how])(values, mode=mode, unique_indices=unique)
 
     def assign_window(
-        self, x: Array, key: tuple[slice, ...], values: Array, *, in_place: bool
+        self, x: Array, key: tuple[Any, ...], values: Array, *, in_place: bool
     ) -> Array:
         return x.at[key].set(values)
 
     def dynamic_slice(self, x: Array, starts: list[Any], sizes: tuple[int, ...]) -> Array:
         return jax.lax.dynamic_slice(x, starts, sizes)
 
-    def dynamic_update_slice(self, x: Array, update: Array, starts: list[Any]) -> Array:
+    def dynamic_update_slice(
+        self, x: Array, update: Array, starts: list[Any], *, in_place: bool
+    ) -> Array:
         return jax.lax.dynamic_update_slice(x, update, starts)
 
     def repeat(self, count: Array, body: Callable[[Array, int], Array], state: Array) -> Array:

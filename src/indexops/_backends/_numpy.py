@@ -132,7 +132,7 @@ class NumpyBackend(NativeScatter):
         return table
 
     def assign_window(
-        self, x: Array, key: tuple[slice, ...], values: Array, *, in_place: bool
+        self, x: Array, key: tuple[Any, ...], values: Array, *, in_place: bool
     ) -> Array:
         # NumPy's assignment reads overlapping values before it writes: no check needed
         target = x if in_place else np.array(x, copy=True)

@@ -179,6 +179,18 @@ class TorchBackend(NativeScatter):
             return table.index_select(0, rows)
         return torch.index_select(table, 0, rows, out=out)
 
+    def dynamic_update_slice(
+        self, x: Array, update: Array, starts: list[Any], *, in_place: bool
+    ) -> Array:
+        signed = _SIGNED_OF_UNSIGNED.get(x.dtype)
+        if signed is None:
+            return super().dynamic_update_slice(x, update, starts, in_place=in_place)
+        # index_put has no unsigned kernels: write the bits through signed views
+        written = super().dynamic_update_slice(
+            x.view(signed), update.view(signed), starts, in_place=in_place
+        )
+        return x if in_place else written.view(x.dtype)
+
     def count_distinct_rows(self, rows: Array, n: int) -> int:
         """On one thread, or up to 2**20 rows, NumPy's bitmap on the rows' shared memory;
         else ``index_fill_`` of a bool tensor and ``count_nonzero``, which run on every

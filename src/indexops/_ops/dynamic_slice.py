@@ -2,8 +2,9 @@
 
 Starts given as Python ints, or as arrays whose values are on the host, become Python
 ints and a basic slice (a view where the library makes one). Starts on a device or traced
-stay arrays: they are clamped as arrays and the window is read or written as the rows of
-a one-window gather or scatter (or by the library's own op, ``jax.lax.dynamic_slice``).
+stay arrays: they are clamped as arrays and the backend reads or writes the window
+(``Backend.dynamic_slice``: an advanced index of the window's grid where the library
+scatters natively, ``take`` and ``where`` in the Array API alone, ``jax.lax``'s own op).
 """
 
 from __future__ import annotations
@@ -14,14 +15,10 @@ from typing import Any
 
 from .._backends import Backend, backend_for, is_array
 from .._errors import type_error, value_error
-from .._execute.targets import row_numbers, to_index
-from .._execute.writes import write_rows
-from .._plan.cache import static_cache
+from .._execute.targets import to_index
 from .._plan.executors import Executor, executor, int_tuples, signature
-from .._plan.windows import WindowPlan, make_plan
 from .._typing import Array
 from .._validate.arguments import as_tuple, index_ints, index_items, writes_in_place
-from .._validate.combiners import REPLACE
 
 SLICE = "dynamic_slice"
 UPDATE = "dynamic_update_slice"
@@ -158,18 +155,11 @@ def _execute_slice(
     operand: Array,
     starts: tuple[Any, ...],
 ) -> Array:
-    """The window: a basic slice at Python-int starts; else the library's own op, or the
-    rows of a one-window gather at the clamped start arrays."""
+    """The window: a basic slice at Python-int starts, else the backend's dynamic slice
+    at the clamped start arrays."""
     if _all_ints(starts):
         return _read(operand, _window(starts, shape, sizes))
-    columns = _clamped(backend, starts, shape, sizes)
-    native = backend.dynamic_slice(operand, columns, sizes)
-    if native is not None:
-        return native
-    plan = _plan(shape, sizes)
-    rows = _rows(backend, plan, columns, operand)
-    table = backend.xp.reshape(operand, plan.rows_shape)
-    return backend.xp.reshape(backend.take_rows(table, rows), sizes)
+    return backend.dynamic_slice(operand, _clamped(backend, starts, shape, sizes), sizes)
 
 
 def _execute_update(
@@ -181,8 +171,8 @@ def _execute_update(
     starts: tuple[Any, ...],
     copy: bool | None,
 ) -> Array:
-    """Write the window: a basic-slice assignment at Python-int starts; else the
-    library's own op, or the rows of a one-window scatter at the clamped start arrays."""
+    """Write the window: a basic-slice assignment at Python-int starts, else the
+    backend's dynamic update at the clamped start arrays."""
     in_place = writes_in_place(backend, UPDATE, operand, copy, name="operand")
     if 0 in sizes:
         return operand if in_place else backend.copy(operand)
@@ -191,15 +181,7 @@ def _execute_update(
             operand, _window(starts, shape, sizes), update, in_place=in_place
         )
     columns = _clamped(backend, starts, shape, sizes)
-    native = backend.dynamic_update_slice(operand, update, columns)
-    if native is not None:
-        return native
-    plan = _plan(shape, sizes)
-    rows = _rows(backend, plan, columns, operand)
-    values = backend.xp.reshape(update, (plan.row_count, plan.rows_shape[1]))
-    return write_rows(
-        backend, operand, plan.rows_shape, rows, values, REPLACE, in_place=in_place, unique=True
-    )
+    return backend.dynamic_update_slice(operand, update, columns, in_place=in_place)
 
 
 def _check_update(operand: Array, update: Array) -> None:
@@ -300,26 +282,3 @@ def _clamped(
         min(max(s, 0), dim - size) if type(s) is int else backend.clip(s, 0, dim - size)
         for s, dim, size in zip(starts, shape, sizes)
     ]
-
-
-def _rows(backend: Backend, plan: WindowPlan, starts: list[Any], like: Array) -> Array:
-    """The rows of the window at (clamped) ``starts``, as a 1-D index array."""
-    dtype = backend.index_dtype()
-    columns = [s if type(s) is not int else backend.full((), s, dtype, like) for s in starts]
-    return backend.xp.reshape(row_numbers(backend, plan, columns, like), (-1,))
-
-
-@static_cache()
-def _plan(shape: tuple[int, ...], sizes: tuple[int, ...]) -> WindowPlan:
-    """The geometry of one window at a start vector: a gather with one batch position."""
-    rank = len(shape)
-    return make_plan(
-        shape,
-        (rank,),
-        index_vector_dim=0,
-        start_map=tuple(range(rank)),
-        batching_pairs=(),
-        window_sizes=sizes,
-        collapsed_dims=(),
-        layout_window_dims=tuple(range(rank)),
-    )
