@@ -18,7 +18,8 @@ import array_api_compat as compat
 from .._errors import value_error
 from .._plan.cache import static_cache
 from .._typing import Array
-from .._validate.combiners import Named
+from .._validate.combiners import Named, named_function
+from ._signed_zeros import MIN_MAX, has_signed_zeros, with_ieee_zeros
 
 _IDENTITY_PERMUTATIONS = frozenset(tuple(range(n)) for n in range(65))
 
@@ -54,8 +55,10 @@ class Backend:
     chunked = False  # arrays of chunks, written chunk by chunk (indexops._execute.chunked)
     chunks_generic = False  # for chunked libraries: chunks get the generic backend
     # combine_rows' float min and max are IEEE-754 minimum and maximum for signed zeros
-    # too (min(-0.0, +0.0) is -0.0); where not, _rows fixes zero results with signed_view
-    min_max_ieee = False
+    # too (min(-0.0, +0.0) is -0.0); where not, _execute.rows fixes zero results with
+    # signed_view
+    min_max_ieee = True
+    native_combine = False  # combine_rows is one native scatter (else pass by pass)
 
     def __init__(self, xp: ModuleType) -> None:
         self.xp = xp
@@ -303,11 +306,76 @@ class Backend:
         how: Named,
         keep: Array | None = None,
         unique: bool = False,
-    ) -> Array | None:
+    ) -> Array:
         """Combine ``values[k]`` into row ``rows[k]`` with ``how`` where ``keep[k]``;
-        repeated rows accumulate (``unique=True``: no row repeats). ``None`` where the
-        library has no native way (the caller then applies the combiner pass by pass)."""
-        return None
+        repeated rows accumulate (``unique=True``: no row repeats). Writes into ``table``
+        where the library can and returns it, else returns a new array. Here:
+        :meth:`combine_by_passes`."""
+        return self.combine_by_passes(table, rows, values, how, keep=keep, unique=unique)
+
+    def combine_by_passes(
+        self,
+        table: Array,
+        rows: Array,
+        values: Array,
+        how: Named,
+        keep: Array | None = None,
+        unique: bool = False,
+    ) -> Array:
+        """:meth:`combine_rows` as :meth:`apply_rows` of the library's elementwise
+        function, for libraries and dtypes without an accumulating scatter; min and max
+        give IEEE-754 ``minimum``/``maximum``, signed zeros included."""
+        xp = self.xp
+        function = named_function(xp, how)
+        exact_zeros = how in MIN_MAX and has_signed_zeros(self, table.dtype)
+
+        def combine(old: Array, new: Array) -> Array:
+            result = xp.astype(function(old, new), old.dtype)
+            return with_ieee_zeros(xp, how, old, new, result) if exact_zeros else result
+
+        return self.apply_rows(table, rows, values, combine, keep=keep, unique=unique)
+
+    def apply_rows(
+        self,
+        table: Array,
+        rows: Array,
+        values: Array,
+        step: Callable[[Array, Array], Array],
+        keep: Array | None = None,
+        unique: bool = False,
+    ) -> Array:
+        """``table[rows[k]] = step(table[rows[k]], values[k])`` for each kept ``k`` in
+        order, without a host read: pass ``p`` applies the ``p``-th occurrence of every
+        row at once (one pass where ``unique``)."""
+        if unique:
+            rank = self.full(rows.shape, 0, self.index_dtype(), rows)
+            if keep is not None:
+                rank = self.where(keep, rank, -1)
+        else:
+            rank = self.occurrence_rank(rows, keep, table.shape[0])
+
+        def one_pass(table: Array, p: int) -> Array:
+            new = step(self.take_rows(table, rows), values)
+            return self.set_rows(table, rows, new, keep=rank == p)
+
+        return self.repeat(self.xp.max(rank) + 1, one_pass, table)
+
+    def occurrence_rank(self, rows: Array, keep: Array | None, n: int) -> Array:
+        """Per entry of ``rows`` (in ``[0, n)``): how many kept entries before it name
+        the same row (-1 where not kept)."""
+        xp = self.xp
+        order, ordered = self.sort_rows(rows, keep, n)
+        firsts = xp.searchsorted(ordered, ordered, side="left")
+        rank = self.arange(rows.shape[0], firsts.dtype, rows) - firsts
+        rank = self.take_rows(rank, xp.argsort(order))
+        return rank if keep is None else self.where(keep, rank, -1)
+
+    def sort_rows(self, rows: Array, keep: Array | None, n: int) -> tuple[Array, Array]:
+        """A stable sort of ``rows`` (entries not kept as ``n``, after every real row):
+        the order and the sorted keys."""
+        keys = rows if keep is None else self.where(keep, rows, n)
+        order = self.xp.argsort(keys, stable=True)
+        return order, self.take_rows(keys, order)
 
     def signed_view(self, x: Array) -> Array | None:
         """The bits of the float array ``x`` as the signed integer type of their width,
@@ -408,6 +476,8 @@ class NativeScatter(Backend):
     """
 
     writes_into_table = True
+    native_combine = True
+    min_max_ieee = False
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
         raise NotImplementedError
@@ -480,15 +550,20 @@ class NativeScatter(Backend):
         how: Named,
         keep: Array | None = None,
         unique: bool = False,
-    ) -> Array | None:
-        if keep is not None:
-            identity = combine_identity(self, how, values.dtype)
-            if identity is None:
-                return None
-            values = self.where(
-                keep[:, None], values, self.full((), identity, values.dtype, values)
-            )
-        return self._combine(table, rows, values, how)
+    ) -> Array:
+        """Here: one native scatter, entries not kept combining the identity; pass by pass
+        for a dtype without an identity (float8_e8m0fnu has no zero) or without a native
+        scatter (:meth:`_combine` gives ``None``)."""
+        written = None
+        identity = None if keep is None else combine_identity(self, how, values.dtype)
+        if keep is None:
+            written = self._combine(table, rows, values, how)
+        elif identity is not None:
+            fill = self.full((), identity, values.dtype, values)
+            written = self._combine(table, rows, self.where(keep[:, None], values, fill), how)
+        if written is None:
+            return self.combine_by_passes(table, rows, values, how, keep=keep, unique=unique)
+        return written
 
 
 def combine_identity(backend: Backend, how: Named, dtype: Any) -> Any | None:

@@ -19,6 +19,7 @@ _METHODS = {Named.ADD: "add", Named.MUL: "multiply", Named.MIN: "min", Named.MAX
 class JaxBackend(Backend):
     name = "jax"
     min_max_ieee = True  # XLA's scatter min and max (tests/test_semantics_edges.py)
+    native_combine = True
 
     def why_not_writable(self, x: Array) -> str | None:
         return "JAX arrays are immutable"

@@ -64,13 +64,18 @@ def resolve(op: str, xp: ModuleType, update_computation: Any) -> Combiner:
         except ValueError:
             raise value_error(op, "update_computation", update_computation, _ALLOWED) from None
     if isinstance(update_computation, Named):
-        return Combiner(update_computation, getattr(xp, _XP_FUNCTIONS[update_computation]))
+        return Combiner(update_computation, named_function(xp, update_computation))
     if not callable(update_computation):
         raise type_error(op, "update_computation", update_computation, _ALLOWED)
     named = _recognised(xp, update_computation)
     if named in (Named.MIN, Named.MAX):  # builtins min/max are not elementwise
-        return Combiner(named, getattr(xp, _XP_FUNCTIONS[named]))
+        return Combiner(named, named_function(xp, named))
     return Combiner(named, update_computation)
+
+
+def named_function(xp: ModuleType, how: Named) -> Callable[[Array, Array], Array]:
+    """The library's elementwise function of ``how`` (``xp.add``, ``xp.minimum``, ...)."""
+    return getattr(xp, _XP_FUNCTIONS[how])
 
 
 def _recognised(xp: ModuleType, fn: Callable[..., Any]) -> Named | None:
