@@ -15,6 +15,8 @@ from typing import Any
 from sphinx.application import Sphinx
 
 OUTPUT = "_generated"
+DPI = 110
+"""Dots per inch of the saved figures."""
 
 
 def draw(script: Path, target: Path) -> None:
@@ -24,7 +26,7 @@ def draw(script: Path, target: Path) -> None:
         raise OSError(f"cannot load the figure script {script}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.figure().savefig(target, dpi=110, metadata={"Software": None})
+    module.figure().savefig(target, dpi=DPI, metadata={"Software": None})
 
 
 def draw_all(app: Sphinx) -> None:

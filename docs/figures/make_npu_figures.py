@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 HERE = Path(__file__).resolve().parent
+DPI = 100
+"""Dots per inch of the saved figures: 800 pixels for an 8-inch one, about a page's column."""
 
 
 def digest(*arrays: np.ndarray) -> str:
@@ -121,7 +123,7 @@ def main(out: Path = HERE) -> None:
     """Write every figure of :data:`FIGURES` into ``out``."""
     for name, draw in FIGURES.items():
         fig, numbers = draw()
-        fig.savefig(out / name, dpi=100, metadata={"Description": f"data {numbers}"})
+        fig.savefig(out / name, dpi=DPI, metadata={"Description": f"data {numbers}"})
         print(f"{out / name}: data {numbers}")
 
 
