@@ -40,10 +40,10 @@ def test_every_text_is_10_points_at_least_in_a_column_wide_figure(report):
 
 def test_the_slot_panel_shows_the_written_slots_of_the_touched_blocks_only(report):
     axes = draw(report).axes
-    slots = next(ax for ax in axes if ax.get_title(loc="left").startswith("written slots"))
+    slots = next(ax for ax in axes if ax.get_title().startswith("written slots"))
     written = np.flatnonzero(report.slot_tile >= 0)
     blocks = np.unique(written // 128)
-    assert slots.get_title(loc="left") == (
+    assert slots.get_title() == (
         f"written slots: {len(written)} slots, {len(blocks)} blocks touched of 2048"
     )
     ((offset, line),) = [c.get_offsets().T for c in slots.collections]
@@ -64,13 +64,13 @@ def test_tile_colour_bars_tick_whole_tile_numbers(report):
 
 
 def test_titles_count_in_singular_and_plural(report):
-    titles = [ax.get_title(loc="left") for ax in draw(report).axes]
+    titles = [ax.get_title() for ax in draw(report).axes]
     assert titles[0] == "tokens by tile: 1 view (outlined) of 64x1, tiles of 16x1"
     assert titles[2] == "timeline: 1 view, 4 tiles on 4 of 48 cores"
     plans = plan_scatter_update((64, 16), (4, 8), dtype="fp32", index_dtype="int32")
     one = draw_plans(plans[:1], top=1).axes
-    assert one[0].get_title(loc="left") == "the best 1 plan of 1 (view and tile in tokens)"
-    assert one[1].get_title(loc="left") == "all 1 legal plan"
+    assert one[0].get_title() == "the best 1 plan of 1 (view and tile in tokens)"
+    assert one[1].get_title() == "all 1 legal plan"
 
 
 def test_token_panel_colours_each_token_by_its_tile(report):

@@ -216,36 +216,39 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     return parser, subs
 
 
+PROBLEM_ARGUMENTS: dict[str, dict[str, object]] = {
+    "--input": {
+        "type": _shape,
+        "metavar": "SHAPE",
+        "default": _shape_text(DEFAULT.input_shape),
+        "help": "input (cache) shape: [blockNum]x[blockSize]x1x[d], or [rows]x[d]",
+    },
+    "--index": {
+        "type": _index_shape,
+        "metavar": "BxS",
+        "default": _shape_text(DEFAULT.index_shape),
+        "help": "index shape [b]x[s]: b sequences of s tokens",
+    },
+    "--dtype": {
+        "type": _dtype("dtype", VALUE_DTYPES, _LOOSE_NOTE),
+        "default": DEFAULT.dtype,
+        "help": f"of input and src: {', '.join(VALUE_DTYPES)}{_LOOSE_NOTE}",
+    },
+    "--index-dtype": {
+        "type": _dtype("index_dtype", INDEX_DTYPES),
+        "default": DEFAULT.index_dtype,
+        "help": f"of index: {', '.join(INDEX_DTYPES)}",
+    },
+    "--hardware": {"choices": sorted(PROFILES), "default": "a2", "help": HARDWARE_HELP},
+    "--rules": {"choices": RULES, "default": "doc", "help": RULES_HELP},
+}
+"""The arguments that say the problem, each defaulting to :data:`DEFAULT`'s (a shape as
+the command line writes it, which argparse converts as it converts the user's)."""
+
+
 def _problem_arguments(sub: argparse.ArgumentParser) -> None:
-    """The arguments that say the problem, each defaulting to :data:`DEFAULT`'s."""
-    sub.add_argument(
-        "--input",
-        type=_shape,
-        metavar="SHAPE",
-        default=_shape_text(DEFAULT.input_shape),
-        help="input (cache) shape: [blockNum]x[blockSize]x1x[d], or [rows]x[d]",
-    )
-    sub.add_argument(
-        "--index",
-        type=_index_shape,
-        metavar="BxS",
-        default=_shape_text(DEFAULT.index_shape),
-        help="index shape [b]x[s]: b sequences of s tokens",
-    )
-    sub.add_argument(
-        "--dtype",
-        type=_dtype("dtype", VALUE_DTYPES, _LOOSE_NOTE),
-        default=DEFAULT.dtype,
-        help=f"of input and src: {', '.join(VALUE_DTYPES)}{_LOOSE_NOTE}",
-    )
-    sub.add_argument(
-        "--index-dtype",
-        type=_dtype("index_dtype", INDEX_DTYPES),
-        default=DEFAULT.index_dtype,
-        help=f"of index: {', '.join(INDEX_DTYPES)}",
-    )
-    sub.add_argument("--hardware", choices=sorted(PROFILES), default="a2", help=HARDWARE_HELP)
-    sub.add_argument("--rules", choices=RULES, default="doc", help=RULES_HELP)
+    for flag, options in PROBLEM_ARGUMENTS.items():
+        sub.add_argument(flag, **options)  # type: ignore[arg-type]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

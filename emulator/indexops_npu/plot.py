@@ -44,7 +44,7 @@ def plural(count: int, word: str) -> str:
 
 
 def _style(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
-    ax.set_title(title, fontsize=TEXT + 1, loc="left")
+    ax.set_title(title, fontsize=TEXT + 1)
     ax.set_xlabel(xlabel, fontsize=TEXT + 1)
     ax.set_ylabel(ylabel, fontsize=TEXT + 1)
     ax.tick_params(labelsize=TEXT)
@@ -147,6 +147,7 @@ def _slots_panel(fig: Figure, ax: Axes, report: Report) -> None:
     ax.set_xlim(-0.02 * width - 1, 1.02 * width)
     ax.set_ylim(len(touched) - 1 + pad, -pad)
     _whole_ticks(ax)
+    ax.set_yticks([line for line in ax.get_yticks() if 0 <= line < len(touched)])
 
     def block_number(position: float, _: int) -> str:
         at = round(position)
@@ -248,7 +249,7 @@ def draw_plans(
     >>> from indexops_npu import plan_scatter_update
     >>> plans = plan_scatter_update([64, 16], [4, 8], dtype="fp32", index_dtype="int32")
     >>> fig = draw_plans(plans, top=3)
-    >>> [ax.get_title(loc="left") for ax in fig.axes[:2]]
+    >>> [ax.get_title() for ax in fig.axes[:2]]
     ['the best 3 plans of 12 (view and tile in tokens)', 'all 12 legal plans']
     """
     import matplotlib
