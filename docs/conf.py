@@ -1,9 +1,10 @@
 """Sphinx configuration: pydata-sphinx-theme, numpydoc, MyST Markdown.
 
-Build with ``nox -s docs`` (warnings are errors). The API reference lists every name in
-``indexops.__all__`` and ``indexops_npu.__all__`` (see ``_ext/public_api.py``); the
-figures are drawn by the scripts in ``figure_scripts`` on every build
-(``_ext/figures.py``).
+Build with ``nox -s docs`` (warnings are errors; ``python docs/screenshots.py`` builds and
+takes screenshots to look at). The API reference lists every name in the ``__all__`` of
+each module of ``public_api_modules`` (see ``_ext/public_api.py``), and each of its pages
+links the guides that use the name (``_ext/guide_links.py``); the figures are drawn by the
+scripts in ``figure_scripts`` on every build (``_ext/figures.py``).
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "public_api",
+    "guide_links",
     "figures",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "_templates", "_ext", "figures/*.py"]
+exclude_patterns = ["_build", "_templates", "_ext", "_static", "figures/*.py", "screenshots.py"]
 templates_path = ["_templates"]
 nitpicky = True
 
@@ -64,4 +66,13 @@ html_title = f"indexops {release}"
 html_theme_options = {
     "show_toc_level": 2,
     "navigation_with_keys": False,
+    # the top bar: the root toctree's short titles, on one line
+    "navbar_align": "left",
+    "header_links_before_dropdown": 6,
+    "secondary_sidebar_items": {"**": ["page-toc"], "index": []},
 }
+# Pages that are a section of their own have no section navigation to show.
+html_sidebars = {page: [] for page in ("index", "install", "benchmarks", "changelog")}
+html_static_path = ["_static"]
+html_css_files = ["indexops.css"]
+html_show_sourcelink = False

@@ -338,15 +338,20 @@ def test_plot(tmp_path):
     assert len(report.plot().axes) == 6
 
 
-def test_plot_leaves_out_the_core_panel_when_it_would_repeat_the_tiles():
+def test_plot_draws_tokens_written_slots_and_timeline():
+    # the cores show on the timeline: no panel of slots by core repeats the one by tile
     pytest.importorskip("matplotlib")
     report = emulate_scatter_update(
         np.zeros((10, 3), np.int32), -2, np.array([[1, 2], [5, -1]]), np.ones((4, 3), np.int32),
         view_shape=(4, 3), tile_shape=(1, 3),
     )  # fmt: skip
-    assert report.tiles_per_core.max() == 1
     titles = [ax.get_title() for ax in report.plot().axes]
-    assert len(titles) == 4 and not any("vector core that writes" in t for t in titles)
+    assert titles[:3] == [
+        "tokens by tile: 1 view (outlined) of 2x2, tiles of 1x1",
+        "written slots: 3 slots, 1 group of 64 rows touched",
+        "timeline: 1 view, 4 tiles on 4 of 48 cores",
+    ]
+    assert titles[3:] == ["", "", ""]  # the colour bars
 
 
 def test_timeline_draws_each_tile_on_its_core_when_it_runs():

@@ -30,7 +30,7 @@ def test_the_script_draws_every_figure_headless_and_the_committed_ones_are_curre
         env=env,
     )
     assert done.returncode == 0, done.stderr
-    for name in ("npu_plan.png", "npu_fit.png"):
+    for name in ("npu_plan.png", "npu_plans.png", "npu_fit.png"):
         drawn = image.open(tmp_path / name)
         committed = image.open(FIGURES / name)
         assert drawn.size[0] > 500 and drawn.info["Description"].startswith("data ")
@@ -45,6 +45,6 @@ def test_the_script_is_importable_without_drawing():
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert set(module.FIGURES) == {"npu_plan.png", "npu_fit.png"}
+    assert set(module.FIGURES) == {"npu_plan.png", "npu_plans.png", "npu_fit.png"}
     assert module.digest([1.0, 2.0]) == module.digest([1.0, 2.0 + 1e-12])
     assert module.digest([1.0, 2.0]) != module.digest([1.0, 2.1])

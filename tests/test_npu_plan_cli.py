@@ -160,7 +160,8 @@ def test_cli_bad_arguments_exit_2_as_argparse_does(capsys, argv, message):
     assert "Traceback" not in err
 
 
-def test_cli_plot_path_is_checked_before_the_run(capsys, tmp_path):
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_cli_plot_path_is_checked_before_the_run(capsys, tmp_path, command):
     pytest.importorskip("matplotlib")
     for path, message in [
         ("no-such-dir/x.png", "argument --plot: 'no-such-dir/x.png': no folder 'no-such-dir'"),
@@ -168,10 +169,10 @@ def test_cli_plot_path_is_checked_before_the_run(capsys, tmp_path):
         (str(tmp_path / "x.xyz"), f"argument --plot: '{tmp_path / 'x.xyz'}': matplotlib saves no"),
     ]:
         with pytest.raises(SystemExit) as exit:
-            main(["run", "--plot", path])
+            main([command, "--plot", path])
         assert exit.value.code == 2
         out, err = capsys.readouterr()
-        assert out == "" and f"indexops-npu run: error: {message}" in err
+        assert out == "" and f"indexops-npu {command}: error: {message}" in err
 
 
 def run_cli(*argv: str, timeout: float) -> subprocess.CompletedProcess:
@@ -260,7 +261,8 @@ def test_cli_readme_demo_plans_and_runs_one_view(capsys):
     assert "views     1" in plan and why.strip().startswith("1 view, no start-up")
     pytest.importorskip("ml_dtypes")  # the default problem is bf16
     assert main(["run"]) == 0
-    assert "using the best plan: view (64, 2, 1, 576)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "tiling: view 64x2x1x576 (the best plan's), tile 16x2x1x576 (the best plan's)" in out
 
 
 def test_cli_states_the_device_it_plans(capsys):
@@ -269,3 +271,79 @@ def test_cli_states_the_device_it_plans(capsys):
     assert "device: one die of 2: 48 of the package's 96 vector cores" in out
     assert main(["plan", "--top", "1"]) == 0
     assert "device: one device: 48 vector cores" in capsys.readouterr().out
+
+
+CUT_PROBLEM = ["--input", "512x128x1x128", "--index", "4x4"]
+
+
+def test_cli_check_says_what_it_checks_and_where_it_came_from(capsys):
+    assert main(["check", *CUT_PROBLEM, "--tile", "1x2x1x128"]) == 0
+    out = capsys.readouterr().out
+    assert "tiling: view 4x4x1x128 (the best plan's), tile 1x2x1x128 (given)" in out
+    assert "note:" not in out
+    assert main(["check", *CUT_PROBLEM, "--view", "2x4x1x128", "--tile", "1x2x1x128"]) == 0
+    assert "tiling: view 2x4x1x128 (given), tile 1x2x1x128 (given)" in capsys.readouterr().out
+
+
+def test_cli_says_a_tile_larger_than_its_view_is_cut_to_it(capsys):
+    # the 1x16 tile is checked (and run) as the 1x4 tokens of its view: 4*align(128*2) +
+    # align(4*8) = 1056 UB bytes, not the 16-token tile's 4128
+    assert main(["check", *CUT_PROBLEM, "--view", "1x4x1x128", "--tile", "1x16x1x128"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "note: the tile of 1x16 tokens is larger than its view of 1x4: cut to 1x4 tokens, "
+        "as the emulator runs it"
+    ) in out
+    assert "UB 1056 of 196608 bytes per tile" in out
+    assert main(["run", *CUT_PROBLEM, "--dtype", "fp16", "--tile", "2x16x1x128"]) == 0
+    out = capsys.readouterr().out
+    assert "note: the tile of 2x16 tokens is larger than its view of 4x4: cut to 2x4" in out
+    assert "result equals indexops.scatter_update: yes" in out
+
+
+def test_cli_says_a_view_larger_than_the_index_is_cut_to_it(capsys):
+    assert main(["check", *CUT_PROBLEM, "--view", "8x4x1x128", "--tile", "1x4x1x128"]) == 0
+    out = capsys.readouterr().out
+    assert "note: the view of 8x4 tokens is larger than the index 4x4: cut to 4x4 tokens" in out
+
+
+@pytest.mark.parametrize("command", ["check", "plan", "run"])
+def test_cli_help_shows_formats_and_defaults(capsys, command):
+    with pytest.raises(SystemExit) as exit:
+        main([command, "--help"])
+    assert exit.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal
+    for text in [
+        "--input SHAPE input (cache) shape: [blockNum]x[blockSize]x1x[d], or [rows]x[d] "
+        "(default: 512x128x1x576)",
+        "--index BxS index shape [b]x[s]: b sequences of s tokens (default: 64x2)",
+        "(default: bf16)",
+        "of index: int64, int32, int16 (default: int64)",
+        "a2 = Atlas A2 (Ascend 910B), 48 vector cores, 196608 B UB; a3 = Atlas A3",
+        "(default: a2)",
+        "doc = the documented contract; pypto-0.2.0 = what PyPTO 0.2.0's compiler accepts",
+        "(default: doc)",
+    ]:
+        assert text in out
+    assert "default: None" not in out
+    if command != "plan":
+        assert "TileShape, [tileS]x[d] or [tileB]x[tileS]x1x[d] (default: the best plan's)" in out
+
+
+def test_cli_version(capsys):
+    import indexops
+
+    with pytest.raises(SystemExit) as exit:
+        main(["--version"])
+    assert exit.value.code == 0
+    assert capsys.readouterr().out == f"indexops-npu (indexops) {indexops.__version__}\n"
+
+
+def test_cli_plan_plot_draws_the_ranked_plans(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    image = pytest.importorskip("PIL.Image")  # matplotlib's own dependency
+    png = tmp_path / "plans.png"
+    argv = ["plan", "--input", "256x64", "--index", "25x4", "--top", "5", "--plot", str(png)]
+    assert main(argv) == 0
+    assert f"plans drawn to {png}" in capsys.readouterr().out
+    assert image.open(png).size[0] == 800  # read at a page's column width

@@ -56,13 +56,13 @@ def grid(ax: Axes, values: np.ndarray, title: str) -> None:
     ax.set_aspect("equal")
     ax.set_xticks(range(cols))
     ax.set_yticks(range(rows))
-    ax.tick_params(length=0, labelsize=7)
+    ax.tick_params(length=0, labelsize=10)
     for spine in ax.spines.values():
         spine.set_visible(False)
     for (r, c), value in np.ndenumerate(values):
         ax.add_patch(_cell(r, c, "white", "0.75"))
-        ax.text(c, r, str(value), ha="center", va="center", fontsize=8, zorder=3)
-    ax.set_title(title, fontsize=9)
+        ax.text(c, r, str(value), ha="center", va="center", fontsize=10, zorder=3)
+    ax.set_title(title, fontsize=11)
 
 
 def _cell(row: int, col: int, face: str, edge: str, width: int = 1, alpha: float = 1.0) -> Patch:
@@ -71,6 +71,13 @@ def _cell(row: int, col: int, face: str, edge: str, width: int = 1, alpha: float
 
     corner = (col - 0.5, row - 0.5)
     return Rectangle(corner, width, 1, facecolor=face, edgecolor=edge, alpha=alpha)
+
+
+def room_outside(ax: Axes) -> None:
+    """Widen an operand's panel to show the part of a window asked for outside it."""
+    outside = np.max(STARTS + np.array(SIZES), axis=0) - 0.5
+    ax.set_xlim(-0.5, max(SHAPE[1] - 0.5, outside[1]) + 0.1)
+    ax.set_ylim(max(SHAPE[0] - 0.5, outside[0]) + 0.1, -0.5)
 
 
 def window(ax: Axes, start: np.ndarray, colour: str, dashed: bool = False) -> None:
@@ -100,28 +107,29 @@ def gather_row(axes: list[Axes]) -> None:
     operand = np.arange(SHAPE[0] * SHAPE[1]).reshape(SHAPE)
     result = indexops.gather(operand, STARTS, **GATHER)
     grid(axes[0], operand, "operand [5, 7] and its windows (slice_sizes=(2, 3))")
+    room_outside(axes[0])
     for start, colour in zip(STARTS, COLOURS):
         window(axes[0], clamped(start), colour)
         if (clamped(start) != start).any():
             window(axes[0], start, colour, dashed=True)
     grid(axes[1], STARTS, "start_indices [3, 2]")
-    axes[1].set_xlabel("index_vector_dim=1 (start_index_map=(0, 1))", fontsize=8)
-    axes[1].set_ylabel("batch", fontsize=8)
+    axes[1].set_xlabel("index_vector_dim=1\n(start_index_map=(0, 1))", fontsize=10)
+    axes[1].set_ylabel("batch", fontsize=10)
     for row, colour in enumerate(COLOURS):
         axes[1].add_patch(_cell(row, 0, colour, colour, width=2, alpha=0.3))
     stacked = result.reshape(-1, SIZES[1])
     grid(axes[2], stacked, "result [3, 2, 3]")
-    axes[2].set_xlabel("batch dim 0, offset_dims (1, 2)", fontsize=8)
+    axes[2].set_xlabel("batch dim 0,\noffset_dims (1, 2)", fontsize=10)
     for batch, colour in enumerate(COLOURS):
         for r in range(SIZES[0]):
             axes[2].add_patch(_cell(batch * SIZES[0] + r, 0, colour, colour, width=3, alpha=0.3))
     axes[2].set_yticks(range(len(stacked)))
     axes[2].set_yticklabels([f"{b}, {r}" for b in range(len(STARTS)) for r in range(SIZES[0])])
     axes[0].annotate(
-        "start (4, 5) is clamped to (3, 4)",
+        "start (4, 5) is\nclamped to (3, 4)",
         xy=(5.5, 4.6),
-        xytext=(0, 5.3),
-        fontsize=8,
+        xytext=(0, 5.45),
+        fontsize=10,
         color=COLOURS[2],
         annotation_clip=False,
     )
@@ -134,6 +142,7 @@ def scatter_row(axes: list[Axes]) -> None:
             np.zeros(SHAPE, dtype=np.int64), STARTS, updates, mode=mode, **SCATTER
         )
         grid(ax, written, f'scatter, mode="{mode}"')
+        room_outside(ax)
         for start, colour in zip(STARTS, COLOURS):
             inside = (clamped(start) == start).all()
             if mode == "clip" or inside:
@@ -142,16 +151,16 @@ def scatter_row(axes: list[Axes]) -> None:
                 window(ax, start, colour)
             if not inside:
                 window(ax, start, colour, dashed=True)
-    axes[0].set_xlabel("each element outside is skipped (StableHLO spec)", fontsize=8)
-    axes[1].set_xlabel("a window partly outside is skipped whole (XLA, JAX)", fontsize=8)
-    axes[2].set_xlabel("the start is clamped so the window fits", fontsize=8)
+    axes[0].set_xlabel("each element outside is\nskipped (StableHLO spec)", fontsize=10)
+    axes[1].set_xlabel("a window partly outside is\nskipped whole (XLA, JAX)", fontsize=10)
+    axes[2].set_xlabel("the start is clamped\nso the window fits", fontsize=10)
 
 
 def figure() -> Figure:
     """The gather/scatter window diagram as a matplotlib Figure (no pyplot involved)."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(12, 7.4), layout="constrained")
+    fig = Figure(figsize=(9.5, 6.6), layout="constrained")
     rows = fig.add_gridspec(2, 1, height_ratios=[1.15, 1])
     top, bottom = fig.add_subfigure(rows[0]), fig.add_subfigure(rows[1])
     gather_row(list(top.subplots(1, 3, width_ratios=[7, 2, 3])))

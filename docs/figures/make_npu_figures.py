@@ -2,8 +2,9 @@
 
     python docs/figures/make_npu_figures.py [OUTPUT_DIR]
 
-writes ``npu_plan.png`` (a report's drawing) and ``npu_fit.png`` (the cost model against
-PyPTO 0.2.0's SIM) into OUTPUT_DIR, by default the folder of this script. Each PNG carries
+writes ``npu_plan.png`` (a report's drawing), ``npu_plans.png`` (the ranked plans of
+``indexops-npu plan --plot``) and ``npu_fit.png`` (the cost model against PyPTO 0.2.0's SIM)
+into OUTPUT_DIR, by default the folder of this script. Each PNG carries
 a digest of the numbers it draws in its ``Description``; the tests compare it with what the
 code draws now. Only matplotlib's object API is used (no pyplot), so it runs headless.
 """
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 HERE = Path(__file__).resolve().parent
+DPI = 100
+"""Dots per inch of the saved figures: 800 pixels for an 8-inch one, about a page's column."""
 
 
 def digest(*arrays: np.ndarray) -> str:
@@ -51,6 +54,26 @@ def plan_figure() -> tuple[Figure, str]:
     return report.plot(), numbers
 
 
+def plans_figure() -> tuple[Figure, str]:
+    """The ranked plans of ``indexops-npu plan --plot`` for the default problem (a decode
+    step of 64 sequences of 2 tokens into a 512x128x1x576 bf16 cache), drawn, and the digest
+    of what it draws."""
+    from indexops_npu import plan_scatter_update
+    from indexops_npu.cli import DEFAULT
+    from indexops_npu.plot import draw_plans
+
+    plans = plan_scatter_update(
+        DEFAULT.input_shape,
+        DEFAULT.index_shape,
+        dtype=DEFAULT.dtype,
+        index_dtype=DEFAULT.index_dtype,
+    )
+    numbers = digest(
+        [p.estimate.time_s for p in plans], [p.views for p in plans], [p.tiles for p in plans]
+    )
+    return draw_plans(plans, top=10), numbers
+
+
 def fit_figure() -> tuple[Figure, str]:
     """The cost model against PyPTO 0.2.0's SIM on the published points."""
     from indexops_npu.calibration import FIT_POINTS, SIM_POINTS, model_cost_us, spearman
@@ -78,20 +101,21 @@ def fit_figure() -> tuple[Figure, str]:
     ax.plot(line, line, color="0.5", linewidth=0.8, label="model = SIM")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("PyPTO 0.2.0 SIM cost (unit unstated, read as us)")
-    ax.set_ylabel("indexops_npu estimate (us)")
+    ax.set_xlabel("PyPTO 0.2.0 SIM cost (unit unstated, read as us)", fontsize=11)
+    ax.set_ylabel("indexops_npu estimate (us)", fontsize=11)
+    ax.tick_params(labelsize=10, which="both")
     errors = model / sim - 1
     ax.set_title(
         f"cost model vs SIM: Spearman rho {spearman(model, sim):.2f}, "
         f"error {errors.min():+.0%} to {errors.max():+.0%}",
         fontsize=10,
     )
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=10)
     fig.tight_layout()
     return fig, digest(sim, model)
 
 
-FIGURES = {"npu_plan.png": plan_figure, "npu_fit.png": fit_figure}
+FIGURES = {"npu_plan.png": plan_figure, "npu_plans.png": plans_figure, "npu_fit.png": fit_figure}
 """Each figure's file name and the function that draws it."""
 
 
@@ -99,7 +123,7 @@ def main(out: Path = HERE) -> None:
     """Write every figure of :data:`FIGURES` into ``out``."""
     for name, draw in FIGURES.items():
         fig, numbers = draw()
-        fig.savefig(out / name, dpi=100, metadata={"Description": f"data {numbers}"})
+        fig.savefig(out / name, dpi=DPI, metadata={"Description": f"data {numbers}"})
         print(f"{out / name}: data {numbers}")
 
 

@@ -50,12 +50,16 @@ def label(value: int) -> str:
     return {INT64_MAX: "max", INT64_MIN: "min"}.get(value, str(value))
 
 
+DIFFERS = "#c44e52"
+"""The outline of an element where Python's slice and ONNX's clamping differ."""
+
+
 def figure() -> Figure:
     """The clamping cases as a matplotlib Figure (no pyplot involved)."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
-    fig = Figure(figsize=(10, 0.55 * len(CASES) + 1.0), layout="constrained")
+    fig = Figure(figsize=(8.5, 0.55 * len(CASES) + 1.3), layout="constrained")
     ax = fig.subplots()
     for row, (start, stop, step, note) in enumerate(CASES):
         count = slice_length(DIM, start, stop, step)
@@ -78,15 +82,12 @@ def figure() -> Figure:
                 )
             )
             if value:
-                ax.text(col + 0.45, -row, f"u[{value - 1}]", ha="center", va="center", fontsize=8)
+                ax.text(col + 0.45, -row, f"u[{value - 1}]", ha="center", va="center", fontsize=10)
             if (col in python) != bool(value):
-                ax.text(
-                    col + 0.45,
-                    -row - 0.3,
-                    "not in Python's slice",
-                    ha="center",
-                    fontsize=7,
-                    color="#c44e52",
+                ax.add_patch(
+                    Rectangle(
+                        (col + 0.05, -row - 0.35), 0.8, 0.7, fill=False, edgecolor=DIFFERS, lw=2.5
+                    )
                 )
         ax.text(
             -0.3,
@@ -94,16 +95,23 @@ def figure() -> Figure:
             f"{label(start)}:{label(stop)}:{step}",
             ha="right",
             va="center",
-            fontsize=9,
+            fontsize=11,
             family="monospace",
         )
-        ax.text(DIM + 0.2, -row, note, ha="left", va="center", fontsize=8)
+        ax.text(DIM + 0.2, -row, note, ha="left", va="center", fontsize=10)
     for col in range(DIM):
-        ax.text(col + 0.45, 0.7, str(col), ha="center", fontsize=8, color="0.4")
+        ax.text(col + 0.45, 0.7, str(col), ha="center", fontsize=10, color="0.4")
+    ax.text(
+        0,
+        -len(CASES) + 0.1,
+        "red outline: Python's slice x[start:stop:step] differs here",
+        fontsize=10,
+        color=DIFFERS,
+    )
     ax.set_xlim(-3.2, DIM + 5.2)
-    ax.set_ylim(-len(CASES) + 0.4, 1.1)
+    ax.set_ylim(-len(CASES) - 0.2, 1.1)
     ax.set_axis_off()
     ax.set_title(
-        "slice_scatter on an axis of size 6: the elements written (u[k]: updates[k])", fontsize=10
+        "slice_scatter on an axis of size 6: the elements written (u[k]: updates[k])", fontsize=11
     )
     return fig

@@ -2,7 +2,9 @@
 
 Shapes are written ``256x128x1x576``; dtypes as in PyPTO's docs (fp32, fp16, bf16, int32,
 int16, int64). Without arguments every subcommand uses :data:`DEFAULT`: a paged KV cache
-write of a decode batch. Bad arguments end as argparse's do: ``indexops-npu <command>:
+write of a decode batch (``--help`` shows every default). ``check`` and ``run`` print the
+view and tile they check, and say so when a tile larger than its view is cut to the view,
+as the emulator runs it. Bad arguments end as argparse's do: ``indexops-npu <command>:
 error: ...`` on stderr and exit status 2, also when the value is only found bad later (an
 :class:`~indexops.IndexOpsError`); a check that rejects its tiling, or a run whose result
 differs, exits with 1.
@@ -29,7 +31,7 @@ from .dtypes import INDEX_DTYPES, LOOSE_VALUE_DTYPES, VALUE_DTYPES, dtype_name, 
 from .execute import emulate_scatter_update
 from .hardware import PROFILES
 from .plan import Plan, plan_scatter_update
-from .rules import RULES, check_scatter_update
+from .rules import RULES, CheckResult, check_scatter_update
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,11 @@ one multi-token-prediction draft) into a paged latent cache of 512 blocks of 128
 
 
 _WHOLE = re.compile(r"-?[0-9]+")
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    """A shape as the command line writes it: ``512x128x1x576``."""
+    return "x".join(map(str, shape))
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -125,9 +132,32 @@ def _image_path(text: str) -> str:
     return text
 
 
+HARDWARE_HELP = "device profile: " + "; ".join(
+    f"{key} = {hardware.name}, {hardware.vector_cores} vector cores, {hardware.ub_bytes} B UB"
+    for key, hardware in sorted(PROFILES.items())
+)
+
+RULES_HELP = (
+    "rule set: doc = the documented contract; pypto-0.2.0 = what PyPTO 0.2.0's compiler "
+    "accepts (looser: its extras are warnings)"
+)
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each default that is set; one that is None is said in the help itself."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default is None:
+            return action.help or ""
+        return super()._get_help_string(action) or ""
+
+
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(
         prog="indexops-npu", description="Check, plan and emulate PyPTO scatter_update on Ascend."
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s (indexops) {indexops.__version__}"
     )
     commands = parser.add_subparsers(dest="command", required=True)
     subs = {}
@@ -136,25 +166,14 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         ("plan", "rank the legal tilings by estimated time"),
         ("run", "emulate on random data and report"),
     ):
-        sub = subs[name] = commands.add_parser(name, help=text, description=text)
-        sub.add_argument("--input", type=_shape, default=DEFAULT.input_shape, help="input shape")
-        sub.add_argument(
-            "--index", type=_index_shape, default=DEFAULT.index_shape, help="index [b]x[s]"
+        sub = subs[name] = commands.add_parser(
+            name,
+            help=text,
+            description=f"{text[0].upper()}{text[1:]}. The defaults are a decode step of a "
+            "paged KV cache.",
+            formatter_class=_HelpFormatter,
         )
-        sub.add_argument(
-            "--dtype",
-            type=_dtype("dtype", VALUE_DTYPES, _LOOSE_NOTE),
-            default=DEFAULT.dtype,
-            help=f"{', '.join(VALUE_DTYPES)}{_LOOSE_NOTE}",
-        )
-        sub.add_argument(
-            "--index-dtype",
-            type=_dtype("index_dtype", INDEX_DTYPES),
-            default=DEFAULT.index_dtype,
-            help=", ".join(INDEX_DTYPES),
-        )
-        sub.add_argument("--hardware", choices=sorted(PROFILES), default="a2")
-        sub.add_argument("--rules", choices=RULES, default="doc")
+        _problem_arguments(sub)
         if name == "plan":
             sub.add_argument(
                 "--top",
@@ -162,16 +181,74 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                 default=10,
                 help="how many tilings to show, each with why it costs what it does",
             )
-            continue
-        sub.add_argument("--view", type=_shape, help="ViewShape (default: the best plan's)")
-        sub.add_argument("--tile", type=_shape, help="TileShape (default: the best plan's)")
-        if name == "run":
-            sub.add_argument("--seed", type=_whole(0, "non-negative"), default=0)
-            sub.add_argument("--padding", type=_fraction, default=0.1, help="fraction of -1 slots")
             sub.add_argument(
-                "--plot", type=_image_path, metavar="PNG", help="save the plan drawing here"
+                "--plot",
+                type=_image_path,
+                metavar="PNG",
+                help="save a drawing of the ranked plans here (needs matplotlib)",
+            )
+            continue
+        sub.add_argument(
+            "--view",
+            type=_shape,
+            metavar="SHAPE",
+            help="ViewShape, [viewB*s]x[d] or [viewB]x[viewS]x1x[d] (default: the best plan's)",
+        )
+        sub.add_argument(
+            "--tile",
+            type=_shape,
+            metavar="SHAPE",
+            help="TileShape, [tileS]x[d] or [tileB]x[tileS]x1x[d] (default: the best plan's)",
+        )
+        if name == "run":
+            sub.add_argument(
+                "--seed", type=_whole(0, "non-negative"), default=0, help="of the random data"
+            )
+            sub.add_argument(
+                "--padding", type=_fraction, default=0.1, help="fraction of -1 (padding) slots"
+            )
+            sub.add_argument(
+                "--plot",
+                type=_image_path,
+                metavar="PNG",
+                help="save a drawing of the run here (needs matplotlib)",
             )
     return parser, subs
+
+
+PROBLEM_ARGUMENTS: dict[str, dict[str, object]] = {
+    "--input": {
+        "type": _shape,
+        "metavar": "SHAPE",
+        "default": _shape_text(DEFAULT.input_shape),
+        "help": "input (cache) shape: [blockNum]x[blockSize]x1x[d], or [rows]x[d]",
+    },
+    "--index": {
+        "type": _index_shape,
+        "metavar": "BxS",
+        "default": _shape_text(DEFAULT.index_shape),
+        "help": "index shape [b]x[s]: b sequences of s tokens",
+    },
+    "--dtype": {
+        "type": _dtype("dtype", VALUE_DTYPES, _LOOSE_NOTE),
+        "default": DEFAULT.dtype,
+        "help": f"of input and src: {', '.join(VALUE_DTYPES)}{_LOOSE_NOTE}",
+    },
+    "--index-dtype": {
+        "type": _dtype("index_dtype", INDEX_DTYPES),
+        "default": DEFAULT.index_dtype,
+        "help": f"of index: {', '.join(INDEX_DTYPES)}",
+    },
+    "--hardware": {"choices": sorted(PROFILES), "default": "a2", "help": HARDWARE_HELP},
+    "--rules": {"choices": RULES, "default": "doc", "help": RULES_HELP},
+}
+"""The arguments that say the problem, each defaulting to :data:`DEFAULT`'s (a shape as
+the command line writes it, which argparse converts as it converts the user's)."""
+
+
+def _problem_arguments(sub: argparse.ArgumentParser) -> None:
+    for flag, options in PROBLEM_ARGUMENTS.items():
+        sub.add_argument(flag, **options)  # type: ignore[arg-type]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -211,18 +288,47 @@ def _plans(problem: Problem, args: argparse.Namespace) -> list[Plan]:
 
 
 def _tiling(problem: Problem, args: argparse.Namespace) -> tuple[tuple[int, ...], ...]:
-    if args.view is not None and args.tile is not None:
-        return args.view, args.tile
-    plans = _plans(problem, args)
-    if not plans:
-        raise IndexOpsValueError("no legal tiling: the problem does not fit any tile")
-    best = plans[0]
-    print(f"using the best plan: view {best.view_shape}, tile {best.tile_shape}")
-    return args.view or best.view_shape, args.tile or best.tile_shape
+    """The view and tile to check or run: those given, the best plan's for the others."""
+    view, tile = args.view, args.tile
+    if view is None or tile is None:
+        plans = _plans(problem, args)
+        if not plans:
+            raise IndexOpsValueError("no legal tiling: the problem does not fit any tile")
+        view, tile = view or plans[0].view_shape, tile or plans[0].tile_shape
+    source = {None: "the best plan's"}
+    print(
+        f"tiling: view {_shape_text(view)} ({source.get(args.view, 'given')}), "
+        f"tile {_shape_text(tile)} ({source.get(args.tile, 'given')})"
+    )
+    return view, tile
 
 
-def _check(problem: Problem, args: argparse.Namespace) -> int:
-    _describe(problem, args)
+def _cuts(problem: Problem, result: CheckResult) -> list[str]:
+    """What the check cut to fit: a view past the index, a tile past its view (in tokens)."""
+    if result.tiling is None:
+        return []
+    given = result.tiling
+    b, s = problem.index_shape
+    cut = given.clipped(b, s, given.tile_d)
+    notes = []
+    if (cut.view_b, cut.view_s) != (given.view_b, given.view_s):
+        notes.append(
+            f"note: the view of {given.view_b}x{given.view_s} tokens is larger than the index "
+            f"{b}x{s}: cut to {cut.view_b}x{cut.view_s} tokens"
+        )
+    if (cut.tile_b, cut.tile_s) != (given.tile_b, given.tile_s):
+        notes.append(
+            f"note: the tile of {given.tile_b}x{given.tile_s} tokens is larger than its view "
+            f"of {cut.view_b}x{cut.view_s}: cut to {cut.tile_b}x{cut.tile_s} tokens, as the "
+            "emulator runs it (the UB bytes are the cut tile's)"
+        )
+    return notes
+
+
+def _checked(
+    problem: Problem, args: argparse.Namespace
+) -> tuple[tuple[int, ...], tuple[int, ...], CheckResult]:
+    """The view and tile to check or run and their check, printed with what is cut to fit."""
     view, tile = _tiling(problem, args)
     result = check_scatter_update(
         problem.input_shape,
@@ -235,6 +341,14 @@ def _check(problem: Problem, args: argparse.Namespace) -> int:
         hardware=PROFILES[args.hardware],
         rules=args.rules,
     )
+    for note in _cuts(problem, result):
+        print(note)
+    return view, tile, result
+
+
+def _check(problem: Problem, args: argparse.Namespace) -> int:
+    _describe(problem, args)
+    _, _, result = _checked(problem, args)
     print(result)
     return 0 if result.ok else 1
 
@@ -245,12 +359,17 @@ def _plan(problem: Problem, args: argparse.Namespace) -> int:
     print(f"{len(plans)} legal tilings; the best {min(args.top, len(plans))}:")
     for plan in plans[: args.top]:
         print(f"  {plan}\n      {plan.estimate.explain()}")
+    if args.plot and plans:
+        from .plot import draw_plans
+
+        draw_plans(plans, top=args.top, path=args.plot)
+        print(f"plans drawn to {args.plot}")
     return 0 if plans else 1
 
 
 def _run(problem: Problem, args: argparse.Namespace) -> int:
     _describe(problem, args)
-    view, tile = _tiling(problem, args)
+    view, tile, _ = _checked(problem, args)
     input, index, src = random_problem(problem, args.seed, args.padding)
     expected = indexops.scatter_update(input, -2, index, src, copy=True)
     report = emulate_scatter_update(
@@ -268,7 +387,7 @@ def _run(problem: Problem, args: argparse.Namespace) -> int:
     print(f"result equals indexops.scatter_update: {'yes' if same else 'NO'}")
     if args.plot:
         report.plot(args.plot)
-        print(f"plan drawn to {args.plot}")
+        print(f"run drawn to {args.plot}")
     return 0 if same else 1
 
 

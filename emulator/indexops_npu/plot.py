@@ -1,52 +1,168 @@
-"""Draw a report: the cache's slots by the tile (and core) that writes them, and a timeline.
+"""Draw a report (which tile writes which token and slot, and a timeline) or ranked plans.
 
-Imported only when :meth:`Report.plot <indexops_npu.report.Report.plot>` is called, so
-matplotlib (the ``plot`` extra) stays optional. The figure is a plain
-:class:`matplotlib.figure.Figure`: no pyplot, so the caller's backend and open figures are
-left alone.
+Imported only when :meth:`Report.plot <indexops_npu.report.Report.plot>` or ``indexops-npu
+plan --plot`` draws, so matplotlib (the ``plot`` extra) stays optional. The figures are plain
+:class:`matplotlib.figure.Figure` objects: no pyplot, so the caller's backend and open
+figures are left alone. They are sized to be read at about 720 pixels wide, the width of a
+documentation page's column: every text is at least 10 points.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.colors import BoundaryNorm, Colormap
     from matplotlib.figure import Figure
 
+    from .plan import Plan
     from .report import Report
 
 US = 1e6
 """Microseconds per second: the timeline's unit."""
 
+TEXT = 10
+"""Points of the smallest text (ticks, legends); labels and titles are larger."""
 
-def _grid(values: np.ndarray, cache_shape: tuple[int, int]) -> np.ndarray:
-    """Slot values laid out as blocks (rows) by offsets in a block (columns).
+WRAP = 64
+"""Rows of a 2-D input drawn per line of the slot panel (its "blocks")."""
 
-    A 2-D input (block size 1) is wrapped into rows of up to 64 slots.
+
+def plural(count: int, word: str) -> str:
+    """``count`` and ``word``, with an ``s`` unless ``count`` is one.
+
+    Examples
+    --------
+    >>> plural(1, "view"), plural(3, "tile")
+    ('1 view', '3 tiles')
     """
-    blocks, block_size = cache_shape
-    if block_size == 1:
-        width = min(64, max(1, blocks))
-        padded = np.full(-(-blocks // width) * width, -1)
-        padded[:blocks] = values
-        return padded.reshape(-1, width)
-    return values.reshape(blocks, block_size)
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def _cache_panel(fig: Figure, ax: Axes, report: Report, values: np.ndarray, label: str) -> None:
-    """The cache's slots coloured by ``values`` (one per slot, -1 for untouched)."""
+def _style(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
+    ax.set_title(title, fontsize=TEXT + 1)
+    ax.set_xlabel(xlabel, fontsize=TEXT + 1)
+    ax.set_ylabel(ylabel, fontsize=TEXT + 1)
+    ax.tick_params(labelsize=TEXT)
+
+
+def _tile_colours(tiles: int) -> tuple[Colormap, BoundaryNorm]:
+    """One colour per tile number: distinct hues up to 20 tiles, a sequential map beyond."""
     import matplotlib
+    from matplotlib.colors import BoundaryNorm, ListedColormap
 
-    cmap = matplotlib.colormaps["tab20"].with_extremes(bad="0.92")
-    image = np.ma.masked_less(_grid(values, report.cache_shape), 0).astype(float)
-    shown = ax.imshow(image, aspect="auto", interpolation="nearest", cmap=cmap)
-    fig.colorbar(shown, ax=ax, label=label)
-    ax.set_title(f"slots by the {label} that writes them (grey: untouched)", fontsize=9)
-    ax.set_xlabel("offset in block" if report.cache_shape[1] > 1 else "slot (wrapped)")
-    ax.set_ylabel("block" if report.cache_shape[1] > 1 else "row of slots")
+    if tiles <= 20:
+        hues = matplotlib.colormaps["tab10" if tiles <= 10 else "tab20"]
+        cmap: Colormap = ListedColormap([hues(i) for i in range(tiles)])
+    else:
+        cmap = matplotlib.colormaps["viridis"].resampled(tiles)
+    return cmap, BoundaryNorm(np.arange(tiles + 1) - 0.5, cmap.N)
+
+
+def _tile_colourbar(fig: Figure, ax: Axes, shown: Any, tiles: int) -> None:
+    """A colour bar with whole tile numbers only (a tick per tile up to 10)."""
+    from matplotlib.ticker import MaxNLocator
+
+    bar = fig.colorbar(shown, ax=ax, pad=0.02)
+    bar.set_label("tile (execution order)", fontsize=TEXT + 1)
+    bar.ax.yaxis.set_major_locator(MaxNLocator(nbins=min(tiles, 10), integer=True))
+    bar.ax.tick_params(labelsize=TEXT)
+    bar.minorticks_off()
+
+
+def token_tiles(report: Report) -> np.ndarray:
+    """The ``[b, s]`` tile number of each token of the index (its first column chunk's)."""
+    grid = report.grid
+    b, s = int(grid.b1.max(initial=0)), int(grid.s1.max(initial=0))
+    tiles = np.full((b, s), -1)
+    for t in np.flatnonzero(grid.c0 == 0):
+        tiles[grid.b0[t] : grid.b1[t], grid.s0[t] : grid.s1[t]] = t
+    return tiles
+
+
+def _tokens_panel(fig: Figure, ax: Axes, report: Report) -> None:
+    """The index's tokens (sequence by token) coloured by tile, each view outlined."""
+    from matplotlib.patches import Rectangle
+
+    tiles = token_tiles(report)
+    cmap, norm = _tile_colours(report.tiles)
+    b, s = tiles.shape
+    shown = ax.imshow(
+        tiles, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest",
+        extent=(-0.5, s - 0.5, b - 0.5, -0.5),
+    )  # fmt: skip
+    grid = report.grid
+    for view in np.unique(grid.view):
+        mine = grid.view == view
+        b0, s0 = grid.b0[mine].min(), grid.s0[mine].min()
+        b1, s1 = grid.b1[mine].max(), grid.s1[mine].max()
+        ax.add_patch(
+            Rectangle((s0 - 0.5, b0 - 0.5), s1 - s0, b1 - b0, fill=False, edgecolor="black", lw=2)
+        )
+    _tile_colourbar(fig, ax, shown, report.tiles)
+    t = report.tiling
+    _style(
+        ax,
+        f"tokens by tile: {plural(report.views, 'view')} (outlined) of {t.view_b}x{t.view_s}, "
+        f"tiles of {t.tile_b}x{t.tile_s}",
+        "token (s)",
+        "sequence (b)",
+    )
+    _whole_ticks(ax)
+
+
+def _whole_ticks(ax: Axes, x: bool = True) -> None:
+    """Ticks at whole numbers from 0 only, on the y axis (and the x axis)."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim()))[not x :]:
+        low, high = max(min(low, high), 0), max(low, high)
+        if high - low <= 8:  # a few lines: one tick each
+            axis.set_major_locator(FixedLocator(range(int(np.ceil(low)), int(high) + 1)))
+        else:
+            axis.set_major_locator(MaxNLocator(nbins=8, integer=True))
+
+
+def _slots_panel(fig: Figure, ax: Axes, report: Report) -> None:
+    """The written slots only: each touched block a line, each slot a mark at its offset."""
+    from matplotlib.ticker import FuncFormatter
+
+    blocks, block_size = report.cache_shape
+    width = block_size if block_size > 1 else WRAP
+    written = np.flatnonzero(report.slot_tile >= 0)
+    block, offset = np.divmod(written, width)
+    touched = np.unique(block)
+    line = np.searchsorted(touched, block)
+    cmap, norm = _tile_colours(report.tiles)
+    marker = float(np.clip(3000 / max(len(touched), 1), 4, 60))
+    shown = ax.scatter(
+        offset, line, c=report.slot_tile[written], cmap=cmap, norm=norm, s=marker, marker="s",
+        linewidths=0,
+    )  # fmt: skip
+    pad = max(0.8, 0.05 * len(touched))  # room for the marks of the first and last lines
+    ax.set_xlim(-0.02 * width - 1, 1.02 * width)
+    ax.set_ylim(len(touched) - 1 + pad, -pad)
+    _whole_ticks(ax)
+    ax.set_yticks([line for line in ax.get_yticks() if 0 <= line < len(touched)])
+
+    def block_number(position: float, _: int) -> str:
+        at = round(position)
+        return str(touched[at]) if 0 <= at < len(touched) else ""
+
+    ax.yaxis.set_major_formatter(FuncFormatter(block_number))
+    _tile_colourbar(fig, ax, shown, report.tiles)
+    if block_size > 1:
+        what, of = "block", f"{plural(len(touched), 'block')} touched of {blocks}"
+        xlabel = f"slot in block (of {block_size})"
+    else:
+        what = f"group k (rows {width}k to {width}k+{width - 1})"
+        of = f"{plural(len(touched), 'group')} of {width} rows touched"
+        xlabel = f"row - {width}k"
+    _style(ax, f"written slots: {plural(len(written), 'slot')}, {of}", xlabel, what)
 
 
 def _timeline_panel(fig: Figure, ax: Axes, report: Report) -> None:
@@ -60,62 +176,145 @@ def _timeline_panel(fig: Figure, ax: Axes, report: Report) -> None:
     cmap = matplotlib.colormaps["viridis"]
     start, end = schedule.tile_start_s * US, schedule.tile_end_s * US
     ax.barh(
-        schedule.tile_core,
-        end - start,
-        left=start,
-        height=0.8,
-        color=cmap(norm(report.tile_ub_bytes)),
-        edgecolor="black",
-        linewidth=0.3,
-    )
+        schedule.tile_core, end - start, left=start, height=0.8,
+        color=cmap(norm(report.tile_ub_bytes)), edgecolor="black", linewidth=0.3,
+    )  # fmt: skip
     views = zip(schedule.view_start_s * US, schedule.view_tiles_s * US, schedule.view_end_s * US)
+    total = float(schedule.view_end_s[-1]) * US
     for v, (begin, tiles, finish) in enumerate(views):
         if tiles > begin:
             ax.axvspan(begin, tiles, color="tab:red", alpha=0.25, linewidth=0)
         if v % 2:
             ax.axvspan(tiles, finish, color="0.5", alpha=0.12, linewidth=0)
-        if report.views <= 12:
-            ax.text(tiles, -1, f"view {v}", fontsize=7, va="bottom")
-    ax.set_xlim(0, float(schedule.view_end_s[-1]) * US)
-    ax.set_ylim(hardware.vector_cores - 0.5, -1.5)
-    label = f"UB bytes per tile (of {hardware.ub_bytes})"
-    fig.colorbar(ScalarMappable(norm, cmap), ax=ax, label=label)
-    ax.set_title(
-        f"timeline: {report.views} views one after another (red: start-up), "
-        f"{report.tiles} tiles on {hardware.vector_cores} cores",
-        fontsize=9,
+        if 1 < report.views <= 8 and finish - tiles > total / 12:
+            ax.text((tiles + finish) / 2, -1.4, f"view {v}", fontsize=TEXT, ha="center")
+    used = int(schedule.tile_core.max(initial=0)) + 1
+    ax.set_xlim(0, total)
+    ax.set_ylim(used - 0.5, -2.2 if 1 < report.views <= 8 else -0.5)
+    bar = fig.colorbar(ScalarMappable(norm, cmap), ax=ax, pad=0.02)
+    bar.set_label(f"UB bytes per tile\n(of {hardware.ub_bytes})", fontsize=TEXT + 1)
+    bar.ax.tick_params(labelsize=TEXT)
+    _whole_ticks(ax, x=False)
+    order = f"{report.views} views one after another (red: start-up)"
+    cores = f"{plural(report.tiles, 'tile')} on {used} of {plural(hardware.vector_cores, 'core')}"
+    _style(
+        ax,
+        f"timeline: {order if report.views > 1 else '1 view'}, {cores}",
+        "estimated time (us)",
+        "vector core",
     )
-    ax.set_xlabel("estimated time (us)")
-    ax.set_ylabel("vector core")
 
 
 def draw(report: Report, path: str | None = None, **figure_kwargs: Any) -> Figure:
     """A matplotlib figure of ``report``, saved to ``path`` if given.
 
-    Panels: the cache's slots by tile; by vector core, only when some core runs more than
-    one tile (otherwise it would repeat the first); and the timeline.
+    Panels: the index's tokens by tile (views outlined); the written slots only, one line
+    per touched block, coloured by the tile whose write each keeps; and the timeline.
     """
     from matplotlib.figure import Figure
 
-    tiles = report.slot_tile
-    by_core = bool(report.tiles_per_core.max(initial=0) > 1)
-    widths = [1.0, 1.0, 1.6] if by_core else [1.0, 1.6]
-    figure_kwargs.setdefault("figsize", (17, 4.8) if by_core else (12, 4.8))
+    figure_kwargs.setdefault("figsize", (8, 8.5))
+    figure_kwargs.setdefault("layout", "constrained")
     fig = Figure(**figure_kwargs)
-    axes = fig.subplots(1, len(widths), width_ratios=widths)
-    _cache_panel(fig, axes[0], report, tiles, "tile")
-    if by_core:
-        cores = np.where(tiles >= 0, report.tile_core[np.maximum(tiles, 0)], -1)
-        _cache_panel(fig, axes[1], report, cores, "vector core")
-    _timeline_panel(fig, axes[-1], report)
-    view = report.tiling
+    top, middle, bottom = fig.subplots(3, 1, height_ratios=[1, 1, 1.1])
+    _tokens_panel(fig, top, report)
+    _slots_panel(fig, middle, report)
+    _timeline_panel(fig, bottom, report)
     fig.suptitle(
-        f"{report.hardware.name}: {report.views} views, {report.tiles} tiles "
-        f"(tile {view.tile_b}x{view.tile_s} tokens), UB peak {report.ub_peak_bytes} B, "
+        f"{report.hardware.name}: UB peak {report.ub_peak_bytes} B per tile, "
         f"estimated {report.time_s * US:.2f} us",
-        fontsize=10,
+        fontsize=TEXT + 2,
     )
-    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=100)
+    return fig
+
+
+def _tokens(shape: Sequence[int], rank: int) -> str:
+    """A view or tile in tokens: ``BxS`` (4-D), rows (2-D)."""
+    return f"{shape[0]}x{shape[1]}" if rank == 4 else f"{shape[0]} rows"
+
+
+def draw_plans(
+    plans: Sequence[Plan], top: int = 10, path: str | None = None, **figure_kwargs: Any
+) -> Figure:
+    """A matplotlib figure of ranked plans, saved to ``path`` if given.
+
+    Panels: the estimated time of the best ``top`` plans, the view and tile of each named;
+    and every plan by its number of views and tiles, coloured by its estimated time.
+
+    Examples
+    --------
+    >>> import matplotlib  # the plot extra
+    >>> from indexops_npu import plan_scatter_update
+    >>> plans = plan_scatter_update([64, 16], [4, 8], dtype="fp32", index_dtype="int32")
+    >>> fig = draw_plans(plans, top=3)
+    >>> [ax.get_title() for ax in fig.axes[:2]]
+    ['the best 3 plans of 12 (view and tile in tokens)', 'all 12 legal plans']
+    """
+    import matplotlib
+    from matplotlib.colors import LogNorm
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    if not plans:
+        raise ValueError("draw_plans: plans=[] has nothing to draw: pass at least one plan")
+    best = list(plans[:top])
+    figure_kwargs.setdefault("figsize", (8, 3 + 0.28 * len(best) + 3.8))
+    figure_kwargs.setdefault("layout", "constrained")
+    fig = Figure(**figure_kwargs)
+    bars, spread = fig.subplots(2, 1, height_ratios=[0.6 + 0.28 * len(best), 3.8])
+    rank = len(best[0].view_shape)
+    times = np.array([p.estimate.time_s for p in best]) * US
+    cmap = matplotlib.colormaps["viridis_r"]
+    all_times = np.array([p.estimate.time_s for p in plans]) * US
+    norm = LogNorm(all_times.min(), max(all_times.max(), all_times.min() * 1.01))
+    rows = np.arange(len(best))
+    bars.barh(rows, times, color=cmap(norm(times)), height=0.7)
+    bars.set_yticks(
+        rows,
+        [
+            f"{i + 1}. view {_tokens(p.view_shape, rank)}, tile {_tokens(p.tile_shape, rank)}"
+            for i, p in enumerate(best)
+        ],
+    )
+    bars.invert_yaxis()
+    for row, (time, plan) in enumerate(zip(times, best)):
+        bars.text(
+            time, row, f" {time:.2f} us, {plural(plan.views, 'view')}, "
+            f"{plural(plan.tiles, 'tile')}", va="center", fontsize=TEXT,
+        )  # fmt: skip
+    bars.set_xlim(0, times.max() * 1.6)
+    _style(
+        bars,
+        f"the best {plural(len(best), 'plan')} of {len(plans)} (view and tile in tokens)",
+        "estimated time (us)",
+        "",
+    )
+    views = np.array([p.views for p in plans])
+    tiles = np.array([p.tiles for p in plans])
+    order = np.argsort(-all_times)  # the fastest drawn last, on top
+    shown = spread.scatter(
+        tiles[order], views[order], c=all_times[order], cmap=cmap, norm=norm, s=40,
+        edgecolors="black", linewidths=0.3,
+    )  # fmt: skip
+    spread.scatter(
+        [best[0].tiles], [best[0].views], s=160, facecolors="none", edgecolors="tab:red",
+        linewidths=1.5, label="the best plan",
+    )  # fmt: skip
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    spread.set_xscale("log", base=2)
+    spread.set_yscale("log", base=2)
+    for axis in (spread.xaxis, spread.yaxis):
+        axis.set_major_formatter(plain)
+    spread.legend(fontsize=TEXT, loc="upper left")
+    bar = fig.colorbar(shown, ax=spread, pad=0.02)
+    bar.set_label("estimated time (us)", fontsize=TEXT + 1)
+    bar.ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    bar.ax.yaxis.set_major_formatter(plain)
+    bar.ax.yaxis.set_minor_formatter(NullFormatter())
+    bar.ax.tick_params(labelsize=TEXT, which="both")
+    _style(spread, f"all {plural(len(plans), 'legal plan')}", "tiles", "views")
     if path is not None:
         fig.savefig(path, dpi=100)
     return fig

@@ -139,11 +139,13 @@ class Report:
         return self.summary()
 
     def plot(self, path: str | None = None, **kwargs: Any) -> Figure:
-        """Draw the cache's slots by the tile and core that write them, and a timeline.
+        """Draw the tokens and the written slots by the tile that writes them, and a timeline.
 
-        The timeline shows the views one after another, each tile a bar on its core,
-        coloured by its UB use. The panel of slots by core is drawn only when some core runs
-        more than one tile (otherwise it would repeat the panel by tile).
+        Three panels: the index's tokens coloured by tile, each view outlined; only the
+        written slots, one line per touched block (a cache of thousands of blocks shows the
+        few a decode step writes); and the timeline: the views one after another, each tile
+        a bar on its vector core, coloured by its UB use. Sized to be read about 800 pixels
+        wide.
 
         Needs matplotlib (the ``plot`` extra). The figure is not registered with pyplot,
         and matplotlib's backend is left as it is.
@@ -158,7 +160,7 @@ class Report:
         Returns
         -------
         matplotlib.figure.Figure
-            The slots by tile (and by core), and the timeline.
+            The tokens by tile, the written slots by tile, and the timeline.
         """
         from .plot import draw
 
