@@ -15,7 +15,7 @@ nox.options.sessions = ["tests", "lint", "typecheck"]
 # library and its variants from tests/backends.py; torch_cuda and cupy are left out, named
 # in pytest's header, without a GPU).
 BACKENDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "numpy": ((), ("numpy", "numpy_readonly")),
+    "numpy": (("onnx", "onnxruntime"), ("numpy", "numpy_readonly")),  # onnxruntime: a peer
     "array_api_strict": ((), ("array_api_strict",)),
     "torch": (("torch==2.13.0",), ("torch", "torch_device", "torch_meta", "torch_cuda")),
     "jax": (("jax",), ("jax", "jax_jit")),

@@ -3,10 +3,12 @@
 The ops follow StableHLO (``gather``, ``dynamic_slice``, ``scatter``,
 ``dynamic_update_slice``), OpenVINO SliceScatter-15 (``slice_scatter``) and PyPTO
 (``scatter_update``), plus ``at``, NumPy-style index expressions lowered to one gather or
-scatter; they run on NumPy, CuPy, PyTorch, JAX, array-api-strict and any other
-library that implements the standard.
+scatter, and ``indexops.onnx``, ONNX's indexing operators lowered onto them; they run on
+NumPy, CuPy, PyTorch, JAX, array-api-strict and any other library that implements the
+standard.
 """
 
+from . import onnx
 from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
 from ._ops.at import at
 from ._ops.dynamic_slice import dynamic_slice, dynamic_update_slice
@@ -23,6 +25,7 @@ __all__ = [
     "dynamic_slice",
     "dynamic_update_slice",
     "gather",
+    "onnx",
     "scatter",
     "scatter_update",
     "slice_scatter",

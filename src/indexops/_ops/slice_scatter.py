@@ -28,6 +28,7 @@ from .._typing import Array
 from .._validate.arguments import index_ints, writes_in_place
 
 OP = "slice_scatter"
+NAMES = ("start", "stop", "step", "axes")  # the names of the slice parameters in errors
 
 
 class SlicePlan(NamedTuple):
@@ -115,7 +116,9 @@ def _prepare(data: Array, updates: Array, start: Any, stop: Any, step: Any, axes
     """Validate a call and lower its attributes to slices: its executor."""
     backend = backend_for(OP, data=data, updates=updates)
     _check_arrays(data, updates)
-    plan = _plan(
+    plan = slice_plan(
+        OP,
+        NAMES,
         tuple(int(d) for d in data.shape),
         index_ints(OP, "start", start),
         index_ints(OP, "stop", stop),
@@ -140,15 +143,21 @@ def _check_arrays(data: Array, updates: Array) -> None:
 
 
 @static_cache()
-def _plan(
+def slice_plan(
+    op: str,
+    names: tuple[str, str, str, str],
     shape: tuple[int, ...],
     start: tuple[int, ...],
     stop: tuple[int, ...],
     step: tuple[int, ...],
     axes: tuple[int, ...] | None,
 ) -> SlicePlan:
-    """Validate the attributes against ``shape`` and lower them to positive-step slices."""
-    axes = _check_attributes(len(shape), start, stop, step, axes)
+    """Validate the slice parameters against ``shape`` and lower them to positive-step
+    slices; errors name ``op`` and the parameters by ``names`` (start, stop, step, axes).
+
+    ONNX Slice, read (:func:`indexops.onnx.slice`), takes the same plan.
+    """
+    axes = _check_attributes(op, names, len(shape), start, stop, step, axes)
     index = [slice(None)] * len(shape)
     out_shape = list(shape)
     flips = []
@@ -162,33 +171,36 @@ def _plan(
 
 
 def _check_attributes(
+    op: str,
+    names: tuple[str, str, str, str],
     rank: int,
     start: tuple[int, ...],
     stop: tuple[int, ...],
     step: tuple[int, ...],
     axes: tuple[int, ...] | None,
 ) -> tuple[int, ...]:
-    """Raise for OpenVINO's attribute rules; return the axes, non-negative."""
-    named = {"start": start, "stop": stop, "step": step}
+    """Raise for OpenVINO's (and ONNX's) attribute rules; return the axes, non-negative."""
+    start_name, stop_name, step_name, axes_name = names
+    named = {start_name: start, stop_name: stop, step_name: step}
     if axes is not None:
-        named["axes"] = axes
+        named[axes_name] = axes
     for name, values in named.items():
         if len(values) > rank:
-            raise value_error(OP, name, values, f"at most {rank} entries (the rank of data)")
+            raise value_error(op, name, values, f"at most {rank} entries (the rank of data)")
     if not len(start) == len(stop) == len(step):
-        raise value_error(OP, "start, stop, step", (start, stop, step), "equal lengths")
+        raise value_error(op, ", ".join(names[:3]), (start, stop, step), "equal lengths")
     if axes is None:
         axes = tuple(range(len(start)))
     elif len(axes) != len(start):
-        raise value_error(OP, "axes", axes, f"as many entries as start ({len(start)})")
+        raise value_error(op, axes_name, axes, f"as many entries as {start_name} ({len(start)})")
     if 0 in step:
-        raise value_error(OP, "step", step, "non-zero entries")
+        raise value_error(op, step_name, step, "non-zero entries")
     for axis in axes:
         if not -rank <= axis < rank:
-            raise value_error(OP, "axes", axes, f"entries in [{-rank}, {rank - 1}]")
+            raise value_error(op, axes_name, axes, f"entries in [{-rank}, {rank - 1}]")
     normalised = tuple(axis % rank for axis in axes)
     if len(set(normalised)) != len(normalised):
-        raise value_error(OP, "axes", axes, f"unique axes (they normalise to {normalised})")
+        raise value_error(op, axes_name, axes, f"unique axes (they normalise to {normalised})")
     return normalised
 
 
