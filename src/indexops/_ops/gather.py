@@ -38,6 +38,7 @@ from .._validate.constraints import (
     check_unique,
     check_window_rank,
 )
+from .._validate.dimension_numbers import GATHER_FIELDS, check_given, from_dimension_numbers
 from .._validate.modes import GatherMode
 
 OP = "gather"
@@ -47,16 +48,17 @@ def gather(
     operand: Array,
     start_indices: Array,
     *,
-    offset_dims: Sequence[int],
-    collapsed_slice_dims: Sequence[int],
-    start_index_map: Sequence[int],
-    index_vector_dim: int,
     slice_sizes: Sequence[int],
+    offset_dims: Sequence[int] | None = None,
+    collapsed_slice_dims: Sequence[int] | None = None,
+    start_index_map: Sequence[int] | None = None,
+    index_vector_dim: int | None = None,
     operand_batching_dims: Sequence[int] = (),
     start_indices_batching_dims: Sequence[int] = (),
+    dimension_numbers: Any = None,
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
-    mode: str | GatherMode = "clip",
+    mode: Any = "clip",
     fill_value: Any = None,
 ) -> Array:
     """Gather windows of ``operand`` at ``start_indices`` (StableHLO ``gather``).
@@ -77,13 +79,21 @@ def gather(
     operand_batching_dims, start_indices_batching_dims : sequence of int, default ()
         Pairs of batch dims: the window's position along an operand batching dim is the
         batch position along the paired dim of ``start_indices``.
+    dimension_numbers : object, optional
+        Instead of the attributes above: a ``jax.lax.GatherDimensionNumbers``, or any
+        object with its fields (``offset_dims``, ``collapsed_slice_dims``,
+        ``start_index_map``, and optionally ``operand_batching_dims``,
+        ``start_indices_batching_dims``). ``index_vector_dim`` then defaults to the last
+        dim of ``start_indices``, as in ``jax.lax.gather``.
     indices_are_sorted, unique_indices : bool
         Hints; accepted for compatibility, the result does not depend on them. ``True``
         or ``False`` (NumPy ``bool_`` scalars too, but no arrays: flags are static).
-    mode : {"clip", "fill", "promise_in_bounds"}
+    mode : {"clip", "fill", "promise_in_bounds"} or jax.lax.GatherScatterMode
         ``"clip"`` (StableHLO) shifts each window back inside ``operand``; ``"fill"``
         fills a window that would leave ``operand`` with ``fill_value``;
         ``"promise_in_bounds"`` skips all bounds work (out-of-bounds starts are undefined).
+        ``jax.lax``'s ``GatherScatterMode`` members and its ``"drop"`` are read as
+        ``lax.gather`` reads them (``FILL_OR_DROP`` and ``"drop"`` are ``"fill"``).
     fill_value : scalar or 0-d array, optional
         For ``mode="fill"``; a value ``operand``'s dtype holds: an int in its range for
         integer dtypes, an int or real number for floats, True or False for bool (a 0-d
@@ -100,9 +110,10 @@ def gather(
     ------
     IndexOpsValueError
         Attributes that break a gather constraint (the message names it, e.g.
-        ``gather C9``), or an unknown ``mode``.
+        ``gather C9``), an unknown ``mode``, or ``dimension_numbers`` next to the
+        attributes it holds.
     IndexOpsTypeError
-        ``start_indices`` that are not integers.
+        ``start_indices`` that are not integers, or a missing attribute.
 
     Examples
     --------
@@ -116,7 +127,32 @@ def gather(
     ...     slice_sizes=(1, 3))
     array([[1, 4, 7],
            [3, 6, 9]])
+
+    The same with ``jax.lax``'s attribute object (any object with its fields will do):
+
+    >>> from types import SimpleNamespace
+    >>> numbers = SimpleNamespace(offset_dims=(1,), collapsed_slice_dims=(0,),
+    ...                           start_index_map=(0,))
+    >>> indexops.gather(operand, np.array([[0], [2]]), dimension_numbers=numbers,
+    ...                 slice_sizes=(1, 3))
+    array([[1, 4, 7],
+           [3, 6, 9]])
     """
+    given = (
+        offset_dims,
+        collapsed_slice_dims,
+        start_index_map,
+        operand_batching_dims,
+        start_indices_batching_dims,
+    )
+    if dimension_numbers is not None:
+        given, index_vector_dim = from_dimension_numbers(
+            OP, dimension_numbers, GATHER_FIELDS, given, index_vector_dim, start_indices.ndim
+        )
+        offset_dims, collapsed_slice_dims, start_index_map = given[:3]
+        operand_batching_dims, start_indices_batching_dims = given[3:]
+    elif index_vector_dim is None or any(value is None for value in given[:3]):
+        check_given(OP, GATHER_FIELDS, given, index_vector_dim)
     attributes = (
         offset_dims,
         collapsed_slice_dims,
@@ -128,7 +164,7 @@ def gather(
     )
     flat: tuple[Any, ...]
     try:
-        flat = (*offset_dims, *collapsed_slice_dims, *start_index_map, index_vector_dim)
+        flat = (*offset_dims, *collapsed_slice_dims, *start_index_map, index_vector_dim)  # type: ignore[misc]
         flat += (*slice_sizes, *operand_batching_dims, *start_indices_batching_dims)
     except TypeError:  # not sequences: the validating path names the argument
         flat = (None,)
@@ -140,12 +176,12 @@ def gather(
 
 
 def _prepare(
-    operand: Array, start_indices: Array, attributes: tuple[Any, ...], mode: str | GatherMode
+    operand: Array, start_indices: Array, attributes: tuple[Any, ...], mode: Any
 ) -> Executor:
     """Validate a call (every StableHLO constraint) and plan it: its executor."""
     backend = backend_for(OP, operand=operand, start_indices=start_indices)
     check_integer_array(OP, "start_indices", start_indices)
-    parsed = GatherMode.parse(OP, mode)
+    parsed = GatherMode.parse(OP, mode, lax_names=True)
     offset, collapsed, start_map, vector_dim, sizes, operand_batching, index_batching = attributes
     plan = _plan(
         tuple(operand.shape),

@@ -34,6 +34,7 @@ from .._validate.constraints import (
     check_unique,
     check_window_rank,
 )
+from .._validate.dimension_numbers import SCATTER_FIELDS, check_given, from_dimension_numbers
 from .._validate.modes import ScatterMode
 
 OP = "scatter"
@@ -44,16 +45,17 @@ def scatter(
     scatter_indices: Array,
     updates: Array,
     *,
-    update_window_dims: Sequence[int],
-    inserted_window_dims: Sequence[int],
-    scatter_dims_to_operand_dims: Sequence[int],
-    index_vector_dim: int,
+    update_window_dims: Sequence[int] | None = None,
+    inserted_window_dims: Sequence[int] | None = None,
+    scatter_dims_to_operand_dims: Sequence[int] | None = None,
+    index_vector_dim: int | None = None,
     input_batching_dims: Sequence[int] = (),
     scatter_indices_batching_dims: Sequence[int] = (),
+    dimension_numbers: Any = None,
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
     update_computation: str | Callable[[Array, Array], Array] | None = None,
-    mode: str | ScatterMode = "drop",
+    mode: Any = "drop",
     copy: bool | None = True,
 ) -> Array:
     """Scatter windows of ``updates`` into ``input`` (StableHLO ``scatter``).
@@ -74,6 +76,13 @@ def scatter(
         The dim of ``scatter_indices`` that holds the start vectors.
     input_batching_dims, scatter_indices_batching_dims : sequence of int, default ()
         Pairs of batch dims, as in :func:`gather`.
+    dimension_numbers : object, optional
+        Instead of the attributes above: a ``jax.lax.ScatterDimensionNumbers``, or any
+        object with its fields (``update_window_dims``, ``inserted_window_dims``,
+        ``scatter_dims_to_operand_dims``, and optionally ``operand_batching_dims``, which
+        is ``input_batching_dims`` here, and ``scatter_indices_batching_dims``).
+        ``index_vector_dim`` then defaults to the last dim of ``scatter_indices``, as in
+        ``jax.lax.scatter``.
     indices_are_sorted : bool
         A hint, accepted for compatibility.
     unique_indices : bool
@@ -88,11 +97,14 @@ def scatter(
         and mul may differ from that only by reassociation rounding). ``"min"`` and
         ``"max"`` are IEEE-754 ``minimum`` and ``maximum`` (StableHLO) on every backend:
         NaN propagates, and zeros of both signs give ``-0.0`` for min, ``+0.0`` for max.
-    mode : {"drop", "drop_window", "clip", "promise_in_bounds"}
+    mode : {"drop", "drop_window", "clip", "promise_in_bounds"} or jax.lax.GatherScatterMode
         Out of bounds: ``"drop"`` skips each update element whose target is outside
         ``input`` (the StableHLO spec); ``"drop_window"`` skips a whole window if any of it
         is outside (XLA and JAX); ``"clip"`` moves each window inside; with
-        ``"promise_in_bounds"`` out-of-bounds starts are undefined.
+        ``"promise_in_bounds"`` out-of-bounds starts are undefined. ``jax.lax``'s
+        ``GatherScatterMode`` members and its ``"fill"`` are read as ``lax.scatter`` reads
+        them (``FILL_OR_DROP`` and ``"fill"`` are ``"drop_window"``); ``"drop"`` keeps
+        the meaning above.
     copy : bool or None
         ``True`` (default): a new array, ``input`` untouched. ``False``: write into
         ``input`` and return it (an error for arrays that cannot be written, such as JAX
@@ -108,12 +120,14 @@ def scatter(
     ------
     IndexOpsValueError
         Attributes or shapes that break a scatter constraint (the message names it,
-        e.g. ``scatter C4``), an unknown ``mode`` or ``update_computation`` name, or
-        ``copy=False`` for an array that cannot be written.
+        e.g. ``scatter C4``), an unknown ``mode`` or ``update_computation`` name,
+        ``dimension_numbers`` next to the attributes it holds, or ``copy=False`` for an
+        array that cannot be written.
     IndexOpsTypeError
         ``scatter_indices`` that are not integers, ``updates`` of another dtype than
         ``input``, an ``update_computation`` that is neither a name nor callable or a
-        name the dtype has no arithmetic for, or flags that are not bools.
+        name the dtype has no arithmetic for, flags that are not bools, or a missing
+        attribute.
 
     Examples
     --------
@@ -129,6 +143,21 @@ def scatter(
            [0., 0.],
            [1., 1.]])
     """
+    given = (
+        update_window_dims,
+        inserted_window_dims,
+        scatter_dims_to_operand_dims,
+        input_batching_dims,
+        scatter_indices_batching_dims,
+    )
+    if dimension_numbers is not None:
+        given, index_vector_dim = from_dimension_numbers(
+            OP, dimension_numbers, SCATTER_FIELDS, given, index_vector_dim, scatter_indices.ndim
+        )
+        update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims = given[:3]
+        input_batching_dims, scatter_indices_batching_dims = given[3:]
+    elif index_vector_dim is None or any(value is None for value in given[:3]):
+        check_given(OP, SCATTER_FIELDS, given, index_vector_dim)
     attributes = (
         update_window_dims,
         inserted_window_dims,
@@ -139,7 +168,7 @@ def scatter(
     )
     flat: tuple[Any, ...]
     try:
-        flat = (*update_window_dims, *inserted_window_dims, *scatter_dims_to_operand_dims)
+        flat = (*update_window_dims, *inserted_window_dims, *scatter_dims_to_operand_dims)  # type: ignore[misc]
         flat += (index_vector_dim, *input_batching_dims, *scatter_indices_batching_dims)
     except TypeError:  # not sequences: the validating path names the argument
         flat = (None,)
@@ -166,7 +195,7 @@ def _prepare(
     updates: Array,
     attributes: tuple[Any, ...],
     update_computation: Any,
-    mode: str | ScatterMode,
+    mode: Any,
     unique_indices: bool,
 ) -> Executor:
     """Validate a call (every StableHLO constraint) and plan it: its executor."""
@@ -176,7 +205,7 @@ def _prepare(
         raise type_error(
             OP, "updates.dtype", str(updates.dtype), f"the dtype of input ({input.dtype})", "C6"
         )
-    parsed = ScatterMode.parse(OP, mode)
+    parsed = ScatterMode.parse(OP, mode, lax_names=True)
     combiner = _combiner(backend, input.dtype, update_computation)
     window_dims, inserted, to_operand, vector_dim, input_batching, index_batching = attributes
     plan = _plan(

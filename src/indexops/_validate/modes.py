@@ -22,12 +22,26 @@ class Mode(enum.Enum):
         return {}
 
     @classmethod
-    def parse(cls: type[M], op: str, value: Any, *, jax_names: bool = False) -> M:
+    def lax_names(cls) -> dict[str, str]:
+        """``jax.lax``'s names: its strings and its ``GatherScatterMode`` members' names,
+        read as ``lax.gather`` and ``lax.scatter`` read them."""
+        return {"CLIP": "clip", "PROMISE_IN_BOUNDS": "promise_in_bounds"}
+
+    @classmethod
+    def parse(
+        cls: type[M], op: str, value: Any, *, jax_names: bool = False, lax_names: bool = False
+    ) -> M:
         """The member named ``value`` (a member passes through), or a clear error; with
-        ``jax_names``, JAX's names of the modes too (``indexops.at`` takes them)."""
+        ``jax_names``, JAX's names of the modes too (``indexops.at`` takes them); with
+        ``lax_names``, ``jax.lax``'s strings and ``GatherScatterMode`` members, recognised
+        by their type's name (JAX is not imported)."""
         if isinstance(value, cls):
             return value
-        if jax_names and isinstance(value, str):
+        if lax_names and _is_lax_mode(value):
+            value = cls.lax_names().get(value.name, value)
+        elif lax_names and isinstance(value, str):
+            value = cls.lax_names().get(value, value)
+        elif jax_names and isinstance(value, str):
             value = cls.jax_names().get(value, value)
         member = cls._value2member_map_.get(value) if isinstance(value, str) else None
         if member is not None:
@@ -48,6 +62,10 @@ class GatherMode(Mode):
     def jax_names(cls) -> dict[str, str]:
         return {"drop": "fill"}  # JAX reads out of bounds as FILL_OR_DROP: a fill
 
+    @classmethod
+    def lax_names(cls) -> dict[str, str]:
+        return {**super().lax_names(), "FILL_OR_DROP": "fill", "drop": "fill"}
+
 
 class ScatterMode(Mode):
     """What scatter does with an update whose target is outside the input."""
@@ -60,3 +78,14 @@ class ScatterMode(Mode):
     @classmethod
     def jax_names(cls) -> dict[str, str]:
         return {"fill": "drop"}  # JAX writes out of bounds as FILL_OR_DROP: a drop
+
+    @classmethod
+    def lax_names(cls) -> dict[str, str]:
+        # lax.scatter's FILL_OR_DROP skips a window with any element outside (XLA); "drop"
+        # stays indexops' own per-element mode
+        return {**super().lax_names(), "FILL_OR_DROP": "drop_window", "fill": "drop_window"}
+
+
+def _is_lax_mode(value: Any) -> bool:
+    """Whether ``value`` is a member of ``jax.lax.GatherScatterMode``, without importing JAX."""
+    return isinstance(value, enum.Enum) and type(value).__name__ == "GatherScatterMode"

@@ -1,0 +1,175 @@
+"""gather and scatter with jax.lax's ``dimension_numbers=`` objects and ``GatherScatterMode``
+members: duck-typed on every backend, JAX's own objects where JAX runs."""
+
+from __future__ import annotations
+
+import enum
+from types import SimpleNamespace
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from backends import DRAWN
+from helpers import assert_same, from_numpy
+from reference import gather as gather_ref
+from reference import scatter as scatter_ref
+
+import indexops
+from indexops import IndexOpsTypeError, IndexOpsValueError
+
+
+class GatherNumbers(NamedTuple):
+    """Not JAX's class, only its fields (hashable, as JAX's, for static jit arguments)."""
+
+    offset_dims: tuple[int, ...]
+    collapsed_slice_dims: tuple[int, ...]
+    start_index_map: tuple[int, ...]
+    operand_batching_dims: tuple[int, ...] = ()
+    start_indices_batching_dims: tuple[int, ...] = ()
+
+
+class ScatterNumbers(NamedTuple):
+    update_window_dims: tuple[int, ...]
+    inserted_window_dims: tuple[int, ...]
+    scatter_dims_to_operand_dims: tuple[int, ...]
+    operand_batching_dims: tuple[int, ...] = ()  # JAX's name of input_batching_dims
+    scatter_indices_batching_dims: tuple[int, ...] = ()
+
+
+ROWS = GatherNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+BATCHED = GatherNumbers((), (1,), (1,), (0,), (0,))  # one element per row: take_along_axis
+WINDOWS = ScatterNumbers((1,), (), (0,))
+ELEMENTS = ScatterNumbers((), (1,), (1,), (0,), (0,))
+
+
+class GatherScatterMode(enum.Enum):
+    """Stands for jax.lax's enum, which is recognised by its name (JAX is not imported)."""
+
+    CLIP = 0
+    FILL_OR_DROP = 1
+    PROMISE_IN_BOUNDS = 2
+    ONE_HOT = 3
+
+
+@DRAWN
+def test_gather_reads_the_fields_and_the_last_dim(xp):
+    operand = np.arange(12.0).reshape(4, 3)
+    rows = np.array([[3], [0], [9]])
+    result = indexops.gather(
+        *(from_numpy(xp, a) for a in (operand, rows)), dimension_numbers=ROWS, slice_sizes=(1, 3)
+    )
+    assert_same(result, operand[[3, 0, 3]])
+    picks = np.array([[[2], [0]], [[1], [1]], [[0], [2]], [[2], [2]]])
+    expected = gather_ref.gather(operand, picks, index_vector_dim=2, slice_sizes=(1, 1),
+                                 **BATCHED._asdict())  # fmt: skip
+    result = indexops.gather(
+        *(from_numpy(xp, a) for a in (operand, picks)),
+        dimension_numbers=BATCHED,
+        slice_sizes=(1, 1),
+    )
+    assert_same(result, expected)
+
+
+@DRAWN
+def test_scatter_reads_the_fields_and_jax_batching_name(xp):
+    starts, pair = np.array([[3], [1]]), np.array([[1.0, 2.0], [3.0, 4.0]])
+    result = indexops.scatter(
+        *(from_numpy(xp, a) for a in (np.zeros(4), starts, pair)), dimension_numbers=WINDOWS
+    )
+    assert_same(result, np.array([0.0, 3.0, 4.0, 1.0]))  # drop: per element, indexops' own
+    result = indexops.scatter(
+        *(from_numpy(xp, a) for a in (np.zeros(4), starts, pair)),
+        dimension_numbers=WINDOWS,
+        mode=GatherScatterMode.FILL_OR_DROP,
+    )
+    assert_same(result, np.array([0.0, 3.0, 4.0, 0.0]))  # lax.scatter's: the whole window
+    table, picks = np.zeros((2, 3)), np.array([[[2], [2]], [[0], [1]]])
+    updates = np.array([[1.0, 2.0], [3.0, 4.0]])
+    result = indexops.scatter(
+        *(from_numpy(xp, a) for a in (table, picks, updates)),
+        dimension_numbers=ELEMENTS,
+        update_computation="add",
+    )
+    expected = scatter_ref.scatter(
+        table, picks, updates, update_window_dims=(), inserted_window_dims=(1,),
+        scatter_dims_to_operand_dims=(1,), index_vector_dim=2, input_batching_dims=(0,),
+        scatter_indices_batching_dims=(0,), update_computation="add",
+    )  # fmt: skip
+    assert_same(result, expected)
+
+
+def test_lax_modes_and_their_strings():
+    operand, rows = np.arange(6.0).reshape(3, 2), np.array([[2], [5]])
+    read = dict(dimension_numbers=ROWS, slice_sizes=(1, 2))
+    filled = np.array([[4.0, 5.0], [np.nan, np.nan]])
+    clipped = np.array([[4.0, 5.0], [4.0, 5.0]])
+    for mode, expected in [(GatherScatterMode.FILL_OR_DROP, filled), ("drop", filled),
+                           ("fill", filled), (GatherScatterMode.CLIP, clipped)]:  # fmt: skip
+        np.testing.assert_array_equal(indexops.gather(operand, rows, mode=mode, **read), expected)
+    with pytest.raises(IndexOpsTypeError, match=r"mode=<GatherScatterMode.ONE_HOT: 3>"):
+        indexops.gather(operand, rows, mode=GatherScatterMode.ONE_HOT, **read)
+    write = dict(dimension_numbers=WINDOWS)
+    starts, pair = np.array([[3]]), np.array([[1.0, 2.0]])
+    for mode, expected in [("fill", [0.0, 0, 0, 0]), (GatherScatterMode.CLIP, [0.0, 0, 1, 2]),
+                           ("drop", [0.0, 0, 0, 1])]:  # fmt: skip
+        result = indexops.scatter(np.zeros(4), starts, pair, mode=mode, **write)
+        np.testing.assert_array_equal(result, expected)
+
+
+def test_an_explicit_index_vector_dim_wins():
+    operand, rows = np.arange(6.0).reshape(3, 2), np.array([[2, 0]])  # vectors along dim 0
+    result = indexops.gather(
+        operand, rows, dimension_numbers=ROWS, slice_sizes=(1, 2), index_vector_dim=0
+    )
+    np.testing.assert_array_equal(result, operand[[2, 0]])
+
+
+def test_errors_name_the_argument():
+    operand, rows = np.arange(6.0).reshape(3, 2), np.array([[1]])
+    with pytest.raises(IndexOpsValueError, match=r"not both \(also given: \['offset_dims'\]\)"):
+        indexops.gather(operand, rows, dimension_numbers=ROWS, offset_dims=(1,), slice_sizes=(1, 2))
+    with pytest.raises(IndexOpsTypeError, match="it has no start_index_map"):
+        indexops.gather(
+            operand, rows, dimension_numbers=SimpleNamespace(offset_dims=(1,),
+            collapsed_slice_dims=(0,)), slice_sizes=(1, 2),
+        )  # fmt: skip
+    with pytest.raises(IndexOpsTypeError, match=r"index_vector_dim=None .* defaults to the last"):
+        indexops.gather(operand, rows, slice_sizes=(1, 2), **ROWS._asdict())
+    with pytest.raises(IndexOpsTypeError, match="inserted_window_dims=None"):
+        indexops.scatter(np.zeros(3), rows, np.ones(1), update_window_dims=(), index_vector_dim=1)
+    with pytest.raises(IndexOpsValueError, match="gather C5"):  # the fields are validated
+        indexops.gather(
+            operand, rows, dimension_numbers=SimpleNamespace(offset_dims=(5,),
+            collapsed_slice_dims=(0,), start_index_map=(0,)), slice_sizes=(1, 2),
+        )  # fmt: skip
+
+
+@pytest.mark.backends("jax")
+def test_jax_objects_unchanged():
+    import jax
+    from jax import lax
+
+    jnp = jax.numpy
+    operand = jnp.arange(12.0).reshape(4, 3)
+    rows = jnp.asarray([[3], [0], [7]])
+    numbers = lax.GatherDimensionNumbers(
+        offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)
+    )
+    for mode in lax.GatherScatterMode.CLIP, lax.GatherScatterMode.FILL_OR_DROP, "fill":
+        by_jax = lax.gather(operand, rows, numbers, slice_sizes=(1, 3), mode=mode)
+        by_indexops = jax.jit(
+            lambda x, i, mode=mode: indexops.gather(
+                x, i, dimension_numbers=numbers, slice_sizes=(1, 3), mode=mode
+            )
+        )(operand, rows)
+        np.testing.assert_array_equal(np.asarray(by_indexops), np.asarray(by_jax))
+    scatter_numbers = lax.ScatterDimensionNumbers(
+        update_window_dims=(1,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,)
+    )
+    starts, pair = jnp.asarray([[3], [1]]), jnp.asarray([[1.0, 2.0], [3.0, 4.0]])
+    by_jax = lax.scatter_add(jnp.zeros(4), starts, pair, scatter_numbers)
+    by_indexops = indexops.scatter(
+        jnp.zeros(4), starts, pair, dimension_numbers=scatter_numbers,
+        update_computation="add", mode=lax.GatherScatterMode.FILL_OR_DROP,
+    )  # fmt: skip
+    np.testing.assert_array_equal(np.asarray(by_indexops), np.asarray(by_jax))
