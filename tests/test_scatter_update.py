@@ -122,6 +122,27 @@ def test_negative_slots_are_padding(xp, backend):
     assert_same(out, np.array([[[[0, 0]], [[1, 1]]]], dtype=np.int16))
 
 
+def test_one_d_index_is_one_row_of_tokens(xp, backend):
+    """vLLM's slot_mapping ``[s]`` as PyPTO's ``[1, s]``, padding and duplicates included."""
+    slots = np.array([3, -1, 0, 3], dtype=np.int64)
+    src = np.arange(8, dtype=np.float32).reshape(1, 4, 1, 2)
+    cache = np.zeros((2, 2, 1, 2), np.float32)
+    _, out = _run(xp, backend, cache, slots, src)
+    assert_same(out, reference.scatter_update(cache, slots[None], src))
+    _, out = _run(xp, backend, np.zeros((4, 2), np.float32), slots, src.reshape(4, 2))
+    assert_same(out, reference.scatter_update(np.zeros((4, 2), np.float32), slots[None],
+                                              src.reshape(4, 2)))  # fmt: skip
+
+
+@pytest.mark.backends(lambda backend: backend.values_on_host)
+def test_one_d_index_past_the_end_names_its_position(xp):
+    cache = from_numpy(xp, np.zeros((4, 2), np.float32))
+    with pytest.raises(IndexOpsValueError, match=r"index\[2\]=4 .*below 4"):
+        indexops.scatter_update(cache, -2, from_numpy(xp, np.array([0, 1, 4])),
+                                from_numpy(xp, np.ones((3, 2), np.float32)), copy=None)  # fmt: skip
+    assert_same(cache, np.zeros((4, 2), np.float32))
+
+
 @pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
 def test_wide_unsigned_values(xp, backend, dtype):
     """torch has few kernels for uint16/32/64; duplicates and padding as for any dtype."""
@@ -172,7 +193,9 @@ def test_slot_past_the_end(xp, backend, slot, dtype):
     [
         ((3,), (1, 1), (1,), r"input.shape=\(3,\).*rank 2"),
         ((2, 2, 2), (1, 1), (1, 2, 2), r"input.shape.*rank 2"),
-        ((4, 2), (2,), (2, 2), r"index.shape=\(2,\).*rank 2"),
+        ((4, 2), (1, 1, 2), (2, 2), r"index.shape=\(1, 1, 2\).*rank 2"),
+        ((4, 2), (2,), (1, 2), r"src.shape=\(1, 2\).*\(2, 2\)"),  # [s] is [1, s]
+        ((2, 2, 1, 2), (2,), (2, 1, 2), r"src.shape=\(2, 1, 2\).*\(1, 2, 1, 2\)"),
         ((4, 2), (1, 2), (2, 3), r"src.shape=\(2, 3\).*\(2, 2\)"),  # d differs
         ((4, 2), (1, 2), (3, 2), r"src.shape=\(3, 2\).*\[b\*s, d\]"),  # rows != b*s
         ((2, 2, 1, 2), (1, 2), (2, 2), r"src.shape=\(2, 2\).*\(1, 2, 1, 2\)"),

@@ -37,7 +37,8 @@ def scatter_update(
         Must be ``-2`` (the only value PyPTO defines).
     index : array
         Integer ``[b, s]``: the slot of each token. A negative slot is padding and is
-        skipped; a slot past the end is an error.
+        skipped; a slot past the end is an error. A 1-D ``[s]`` (vLLM's ``slot_mapping``)
+        is read as ``[1, s]``; PyPTO itself takes 2-D only.
     src : array
         ``[b * s, d]`` (2-D) or ``[b, s, 1, d]`` (4-D), with the dtype of ``input``.
     copy : bool or None, keyword-only
@@ -68,6 +69,15 @@ def scatter_update(
     >>> out = scatter_update(cache, -2, np.array([[4, -1]]), np.ones((1, 2, 1, 2), np.int32))
     >>> out is cache, cache[1, :, 0].tolist()
     (True, [[0, 0], [1, 1], [0, 0]])
+
+    vLLM's 1-D slot mapping, as ``[1, s]``:
+
+    >>> table = np.zeros((4, 2), np.int32)
+    >>> scatter_update(table, -2, np.array([3, -1]), np.array([[7, 7], [9, 9]], np.int32))
+    array([[0, 0],
+           [0, 0],
+           [0, 0],
+           [7, 7]], dtype=int32)
     """
     key = signature((OP, dim), input, index, src) if type(dim) is int else None
     run = executor(key, lambda: _prepare(input, dim, index, src))
@@ -96,8 +106,8 @@ def _plan(
         raise value_error(
             OP, "input.shape", shape, "rank 2 [rows, d] or 4 [blockNum, blockSize, 1, d]"
         )
-    if len(index_shape) != 2:
-        raise value_error(OP, "index.shape", index_shape, "rank 2 [b, s]")
+    if len(index_shape) not in (1, 2):
+        raise value_error(OP, "index.shape", index_shape, "rank 2 [b, s] (or 1 [s], as [1, s])")
     d = shape[-1]
     expected = expected_src_shape(shape, index_shape)
     if len(shape) == 2:
@@ -119,14 +129,17 @@ def expected_src_shape(
 ) -> tuple[int, ...]:
     """The shape ``src`` must have: ``[b*s, d]`` for a 2-D input, ``[b, s, 1, d]`` for 4-D.
 
-    ``input_shape`` has rank 2 or 4 and ``index_shape`` is ``[b, s]``.
+    ``input_shape`` has rank 2 or 4 and ``index_shape`` is ``[b, s]`` or ``[s]`` (read as
+    ``[1, s]``).
 
     Examples
     --------
     >>> expected_src_shape((256, 128, 1, 576), (8, 4)), expected_src_shape((1000, 64), (8, 4))
     ((8, 4, 1, 576), (32, 64))
+    >>> expected_src_shape((256, 128, 1, 576), (4,))
+    (1, 4, 1, 576)
     """
-    b, s = index_shape
+    b, s = (1, *index_shape) if len(index_shape) == 1 else index_shape
     d = input_shape[-1]
     return (b * s, d) if len(input_shape) == 2 else (b, s, 1, d)
 
@@ -173,7 +186,7 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
         f"{OP}: index has a slot past the end of input (>= {slots}); "
         "its token was skipped, nothing was written outside input",
     )
-    error = functools.partial(_slot_error, index.shape[1], slots)
+    error = functools.partial(_slot_error, tuple(index.shape), slots)
     rows = backend.raise_lazily(rows, ~below_end, xp.reshape(index, (-1,)), error)
     return backend.clip(rows, 0, max(slots - 1, 0)), (rows >= 0) & below_end
 
@@ -181,16 +194,16 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
 def _past_the_end(backend: Backend, index: Array, rows: Array, slots: int) -> Exception:
     """The error for the first slot past the end (values on the host)."""
     position = int(backend.xp.nonzero(rows >= slots)[0][0])
-    slot = int(backend.to_numpy(index)[divmod(position, index.shape[1])])  # uint64 too
-    return _slot_error(index.shape[1], slots, position, slot)
+    slot = int(backend.to_numpy(index).reshape(-1)[position])  # uint64 too
+    return _slot_error(tuple(index.shape), slots, position, slot)
 
 
-def _slot_error(s: int, slots: int, position: int, slot: int) -> Exception:
-    """The error for the slot at flat ``position`` of an index ``[b, s]``."""
-    i, j = divmod(position, s)
+def _slot_error(shape: tuple[int, ...], slots: int, position: int, slot: int) -> Exception:
+    """The error for the slot at flat ``position`` of an index ``[b, s]`` or ``[s]``."""
+    where = divmod(position, shape[1]) if len(shape) == 2 else (position,)
     return value_error(
         OP,
-        f"index[{i}, {j}]",
+        f"index[{', '.join(map(str, where))}]",
         slot,
         f"a slot below {slots} (the rows of input), or negative for padding; nothing was written",
     )
