@@ -58,7 +58,7 @@ numpydoc_validation_overrides = {"PR01": [r"\n\s*Attributes\n\s*-{10}"]}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 
-public_api_modules = ["indexops", "indexops_npu"]
+public_api_modules = ["indexops", "indexops.onnx", "indexops_npu"]
 figure_scripts = ["figures/gather_windows.py", "figures/slice_scatter_clamping.py"]
 
 html_theme = "pydata_sphinx_theme"

@@ -8,7 +8,7 @@ NumPy, CuPy, PyTorch, JAX, array-api-strict and any other library that implement
 standard.
 """
 
-from . import onnx
+from . import onnx as onnx  # a module of its own: indexops.onnx.gather, ...
 from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
 from ._ops.at import at
 from ._ops.dynamic_slice import dynamic_slice, dynamic_update_slice
@@ -25,7 +25,6 @@ __all__ = [
     "dynamic_slice",
     "dynamic_update_slice",
     "gather",
-    "onnx",
     "scatter",
     "scatter_update",
     "slice_scatter",

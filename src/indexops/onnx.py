@@ -676,14 +676,14 @@ def slice(data: Array, starts: Any, ends: Any, axes: Any = None, steps: Any = No
     ----------
     data : array
         Rank ``r >= 1``, any dtype.
-    starts, ends : sequence of int or 1-D integer array
+    starts, ends : sequence of int or 1-D int array
         One entry per sliced axis. Negative entries count from the end; entries past either
         end are clamped, so ``INT64_MAX`` (``INT64_MIN``) means "to the end" forwards
         (backwards).
-    axes : sequence of int or 1-D integer array, optional
+    axes : sequence of int or 1-D int array, optional
         The sliced axes, unique after counting negative ones from the end. Default
         ``0, ..., len(starts) - 1``.
-    steps : sequence of int or 1-D integer array, optional
+    steps : sequence of int or 1-D int array, optional
         Non-zero; negative steps slice backwards. Default all 1.
 
     Returns
@@ -747,7 +747,9 @@ def slice_scatter(
         Rank ``r >= 1``; not modified.
     updates : array
         Exactly the slice's shape, ``data``'s dtype.
-    starts, ends, axes, steps
+    starts, ends : sequence of int or 1-D int array
+        As in :func:`slice`.
+    axes, steps : sequence of int or 1-D int array, optional
         As in :func:`slice`.
 
     Returns
