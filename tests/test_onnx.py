@@ -523,3 +523,18 @@ def test_onnxruntime_refuses_what_indexops_refuses():
     with pytest.raises(IndexOpsValueError):
         onnx.gather(data, indices)
     assert to_numpy(onnx.gather(data, np.array([-5]))).tolist() == [0.0]
+
+
+@pytest.mark.backends("dask")
+def test_dask_data_with_numpy_indices():
+    """As for the other ops, NumPy index arrays next to Dask data are read on the host."""
+    import dask.array as da
+
+    data = np.arange(12.0).reshape(3, 4)
+    chunked = da.from_array(data, chunks=2)
+    picks = np.array([[0, -1], [2, 1], [3, 3]])
+    got = onnx.gather_elements(chunked, picks, axis=1)
+    assert isinstance(got, da.Array)
+    np.testing.assert_array_equal(got.compute(), ref.gather_elements(data, picks, axis=1))
+    with pytest.raises(IndexOpsValueError, match=r"indices\[0, 1\]=4"):
+        onnx.gather(chunked, np.array([[0, 4]]), axis=1)

@@ -45,7 +45,7 @@ class _Namespace(ModuleType):
 
 # the arguments that may be NumPy arrays next to Dask ones (their values are read while
 # the graph is built); "start_indices[0]", "idx (array 1)" and the like count too
-INDEX_ARGUMENTS = ("scatter_indices", "start_indices", "index", "idx")
+INDEX_ARGUMENTS = ("scatter_indices", "start_indices", "index", "idx", "indices")
 
 
 class DaskBackend(Backend):
