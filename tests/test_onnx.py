@@ -234,6 +234,13 @@ def indices_into(draw: st.DrawFn, shape: tuple[int, ...], sizes: tuple[int, ...]
 
 
 DTYPES = st.sampled_from(["float64", "int32", "bool"])
+
+
+def of_dtype(operand: np.ndarray, dtype: str) -> np.ndarray:
+    """Distinct small values in ``dtype``; alternating for bool."""
+    return operand % 2 == 1 if dtype == "bool" else operand.astype(dtype)
+
+
 REDUCTIONS = st.sampled_from(["none", "add", "mul", "max", "min"])
 
 
@@ -277,7 +284,7 @@ def element_cases(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int]:
 @given(case=element_cases(), dtype=DTYPES, reduction=REDUCTIONS, data=st.data())
 def test_elements_match_definition(xp, backend, case, dtype, reduction, data):
     operand, indices, axis = case
-    operand = operand.astype(dtype) if dtype != "bool" else operand % 2 == 1
+    operand = of_dtype(operand, dtype)
     updates = values(data.draw, indices.shape, dtype)
     got = op(backend, "gather_elements")(*arrays(xp, operand, indices), axis=axis)
     assert_same(got, ref.gather_elements(operand, indices, axis))
@@ -306,7 +313,7 @@ def nd_cases(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int]:
 @given(case=nd_cases(), dtype=DTYPES, reduction=REDUCTIONS, data=st.data())
 def test_nd_match_definition(xp, backend, case, dtype, reduction, data):
     operand, indices, b = case
-    operand = operand.astype(dtype) if dtype != "bool" else operand % 2 == 1
+    operand = of_dtype(operand, dtype)
     got = op(backend, "gather_nd")(*arrays(xp, operand, indices), batch_dims=b)
     assert_same(got, ref.gather_nd(operand, indices, b))
     if b == 0:

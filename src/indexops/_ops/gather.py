@@ -38,7 +38,7 @@ from .._validate.constraints import (
     check_unique,
     check_window_rank,
 )
-from .._validate.dimension_numbers import GATHER_FIELDS, check_given, from_dimension_numbers
+from .._validate.dimension_numbers import GATHER_FIELDS, window_attributes
 from .._validate.modes import GatherMode
 
 OP = "gather"
@@ -145,14 +145,16 @@ def gather(
         operand_batching_dims,
         start_indices_batching_dims,
     )
-    if dimension_numbers is not None:
-        given, index_vector_dim = from_dimension_numbers(
-            OP, dimension_numbers, GATHER_FIELDS, given, index_vector_dim, start_indices.ndim
-        )
-        offset_dims, collapsed_slice_dims, start_index_map = given[:3]
-        operand_batching_dims, start_indices_batching_dims = given[3:]
-    elif index_vector_dim is None or any(value is None for value in given[:3]):
-        check_given(OP, GATHER_FIELDS, given, index_vector_dim)
+    given, index_vector_dim = window_attributes(
+        OP, GATHER_FIELDS, given, dimension_numbers, index_vector_dim, start_indices
+    )
+    (
+        offset_dims,
+        collapsed_slice_dims,
+        start_index_map,
+        operand_batching_dims,
+        start_indices_batching_dims,
+    ) = given
     attributes = (
         offset_dims,
         collapsed_slice_dims,

@@ -34,7 +34,7 @@ from .._validate.constraints import (
     check_unique,
     check_window_rank,
 )
-from .._validate.dimension_numbers import SCATTER_FIELDS, check_given, from_dimension_numbers
+from .._validate.dimension_numbers import SCATTER_FIELDS, window_attributes
 from .._validate.modes import ScatterMode
 
 OP = "scatter"
@@ -150,14 +150,16 @@ def scatter(
         input_batching_dims,
         scatter_indices_batching_dims,
     )
-    if dimension_numbers is not None:
-        given, index_vector_dim = from_dimension_numbers(
-            OP, dimension_numbers, SCATTER_FIELDS, given, index_vector_dim, scatter_indices.ndim
-        )
-        update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims = given[:3]
-        input_batching_dims, scatter_indices_batching_dims = given[3:]
-    elif index_vector_dim is None or any(value is None for value in given[:3]):
-        check_given(OP, SCATTER_FIELDS, given, index_vector_dim)
+    given, index_vector_dim = window_attributes(
+        OP, SCATTER_FIELDS, given, dimension_numbers, index_vector_dim, scatter_indices
+    )
+    (
+        update_window_dims,
+        inserted_window_dims,
+        scatter_dims_to_operand_dims,
+        input_batching_dims,
+        scatter_indices_batching_dims,
+    ) = given
     attributes = (
         update_window_dims,
         inserted_window_dims,

@@ -31,17 +31,36 @@ SCATTER_FIELDS = (
 _OPTIONAL = 2  # the batching fields
 
 
-def from_dimension_numbers(
+def window_attributes(
+    op: str,
+    fields: tuple[tuple[str, str], ...],
+    given: tuple[Any, ...],
+    numbers: Any,
+    index_vector_dim: Any,
+    indices: Any,
+) -> tuple[tuple[Any, ...], Any]:
+    """The attributes of a call (in the order of ``fields``) and its ``index_vector_dim``:
+    read from ``dimension_numbers=numbers`` where the call passed it, else those ``given``,
+    of which the ones before the batching dims are needed."""
+    if numbers is None:
+        if index_vector_dim is None or any(value is None for value in given[:-_OPTIONAL]):
+            _check_given(op, fields, given, index_vector_dim)
+        return given, index_vector_dim
+    index_rank = getattr(indices, "ndim", None)  # not an array: validation names it later
+    last = None if index_rank is None else index_rank - 1
+    return _from_dimension_numbers(op, numbers, fields, given, index_vector_dim, last)
+
+
+def _from_dimension_numbers(
     op: str,
     numbers: Any,
     fields: tuple[tuple[str, str], ...],
     given: tuple[Any, ...],
     index_vector_dim: Any,
-    index_rank: int,
+    last: int | None,
 ) -> tuple[tuple[Any, ...], Any]:
-    """The attributes (in the order of ``fields``) and ``index_vector_dim`` of a call that
-    passed ``dimension_numbers=numbers``; ``given`` are the attributes the call passed too,
-    each of which must be left out (``None`` or ``()``)."""
+    """The attributes and ``index_vector_dim`` held by ``numbers``; ``given`` are the
+    attributes the call passed too, each of which must be left out (``None`` or ``()``)."""
     clash = [name for (name, _), value in zip(fields, given) if _passed(value)]
     if clash:
         raise value_error(
@@ -63,11 +82,11 @@ def from_dimension_numbers(
             )
         attributes.append(() if value is None else value)
     if index_vector_dim is None:
-        index_vector_dim = getattr(numbers, "index_vector_dim", index_rank - 1)
+        index_vector_dim = getattr(numbers, "index_vector_dim", last)
     return tuple(attributes), index_vector_dim
 
 
-def check_given(
+def _check_given(
     op: str, fields: tuple[tuple[str, str], ...], given: tuple[Any, ...], index_vector_dim: Any
 ) -> None:
     """Without ``dimension_numbers``, the attributes before the batching ones and
