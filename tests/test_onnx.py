@@ -400,6 +400,7 @@ def test_out_of_range_on_device_paths_asserts(xp, backend):
 
 
 BAD_CALLS = [
+    ("gather", ([1.0, 2.0], np.array([0])), {}, r"data=.list \[1.0, 2.0\]. .* an array of"),
     ("gather", (np.ones(3), np.array([0])), {"axis": 1}, r"axis=1 .* \[-1, 0\]"),
     ("gather", (np.ones(3), np.array([0.5])), {}, "indices.dtype"),
     ("gather_elements", (np.ones((2, 3)), np.array([0, 1])), {}, "rank 2"),

@@ -28,6 +28,7 @@ basic slice (and a flip for negative steps), Slice as a write one
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ._backends import Backend, backend_for, for_indices
@@ -123,10 +124,11 @@ def gather(data: Array, indices: Array, axis: int = 0) -> Array:
     array([1.2, 3.4, 5.7])
     """
     op = "onnx.gather"
+    backend = _backend(op, data, indices)
     lowering = _gather_lowering(
         op, tuple(data.shape), tuple(indices.shape), as_int(op, "axis", axis)
     )
-    return _gathered(op, data, indices, lowering, vector=False)
+    return _gathered(op, backend, data, indices, lowering, vector=False)
 
 
 @static_cache()
@@ -198,10 +200,11 @@ def gather_elements(data: Array, indices: Array, axis: int = 0) -> Array:
     array([[7, 2]])
     """
     op = "onnx.gather_elements"
+    backend = _backend(op, data, indices)
     lowering = _elements_lowering(
         op, tuple(data.shape), tuple(indices.shape), as_int(op, "axis", axis), None
     )
-    return _gathered(op, data, indices, lowering, vector=False)
+    return _gathered(op, backend, data, indices, lowering, vector=False)
 
 
 def gather_nd(data: Array, indices: Array, batch_dims: int = 0) -> Array:
@@ -252,16 +255,30 @@ def gather_nd(data: Array, indices: Array, batch_dims: int = 0) -> Array:
            [4, 5]])
     """
     op = "onnx.gather_nd"
+    backend = _backend(op, data, indices)
     lowering = _nd_lowering(
         op, tuple(data.shape), tuple(indices.shape), as_int(op, "batch_dims", batch_dims), None
     )
-    return _gathered(op, data, indices, lowering, vector=True)
+    return _gathered(op, backend, data, indices, lowering, vector=True)
 
 
-def _gathered(op: str, data: Array, indices: Array, lowering: Lowering, vector: bool) -> Array:
-    """One :func:`indexops.gather` of ``lowering`` at the checked, wrapped ``indices``."""
-    backend = backend_for(op, data=data, indices=indices)
+def _backend(op: str, data: Array, indices: Array, updates: Array | None = None) -> Backend:
+    """The backend of the call's arrays, which must be arrays of one library, with integer
+    ``indices`` and ``updates`` of ``data``'s dtype."""
+    arrays = {"data": data, "indices": indices}
+    if updates is not None:
+        arrays["updates"] = updates
+    backend = backend_for(op, **arrays)
     check_integer_array(op, "indices", indices)
+    if updates is not None and updates.dtype != data.dtype:
+        raise type_error(op, "updates.dtype", str(updates.dtype), f"data's dtype ({data.dtype})")
+    return backend
+
+
+def _gathered(
+    op: str, backend: Backend, data: Array, indices: Array, lowering: Lowering, vector: bool
+) -> Array:
+    """One :func:`indexops.gather` of ``lowering`` at the checked, wrapped ``indices``."""
     starts, checked = _starts(op, backend, indices, lowering, vector)
     mode = "promise_in_bounds" if checked else "fill"
     return _gather(data, starts, mode=mode, **lowering.attributes)
@@ -330,6 +347,7 @@ def scatter_elements(
     array([[ 1, 32,  3,  4,  5]])
     """
     op = "onnx.scatter_elements"
+    backend = _backend(op, data, indices, updates)
     lowering = _elements_lowering(
         op,
         tuple(data.shape),
@@ -337,7 +355,7 @@ def scatter_elements(
         as_int(op, "axis", axis),
         tuple(updates.shape),
     )
-    return _scattered(op, data, indices, updates, lowering, reduction, vector=False)
+    return _scattered(op, backend, data, indices, updates, lowering, reduction, vector=False)
 
 
 def scatter_nd(data: Array, indices: Array, updates: Array, reduction: str = "none") -> Array:
@@ -389,12 +407,14 @@ def scatter_nd(data: Array, indices: Array, updates: Array, reduction: str = "no
     array([False,  True, False])
     """
     op = "onnx.scatter_nd"
+    backend = _backend(op, data, indices, updates)
     lowering = _nd_lowering(op, tuple(data.shape), tuple(indices.shape), 0, tuple(updates.shape))
-    return _scattered(op, data, indices, updates, lowering, reduction, vector=True)
+    return _scattered(op, backend, data, indices, updates, lowering, reduction, vector=True)
 
 
 def _scattered(
     op: str,
+    backend: Backend,
     data: Array,
     indices: Array,
     updates: Array,
@@ -405,10 +425,6 @@ def _scattered(
     """One :func:`indexops.scatter` of ``lowering`` at the checked, wrapped ``indices``."""
     if reduction not in REDUCTIONS:
         raise value_error(op, "reduction", reduction, f"one of {REDUCTIONS}")
-    backend = backend_for(op, data=data, indices=indices, updates=updates)
-    check_integer_array(op, "indices", indices)
-    if updates.dtype != data.dtype:
-        raise type_error(op, "updates.dtype", str(updates.dtype), f"data's dtype ({data.dtype})")
     starts, checked = _starts(op, backend, indices, lowering, vector)
     mode = "promise_in_bounds" if checked else "drop"
     combiner = None if reduction == "none" else reduction
@@ -634,7 +650,9 @@ def _out_of_range(
     return _index_error(op, tuple(indices.shape), lowering, vector, position, value)
 
 
-def _lazy_error(op: str, shape: tuple[int, ...], lowering: Lowering, vector: bool) -> Any:
+def _lazy_error(
+    op: str, shape: tuple[int, ...], lowering: Lowering, vector: bool
+) -> Callable[[int, int], Exception]:
     def error(position: int, value: int) -> Exception:
         return _index_error(op, shape, lowering, vector, position, value)
 
