@@ -64,6 +64,16 @@ STRIDED = np.full((2, 3), -1.0)
 CACHE = np.zeros((6, 2))
 SLOTS = np.array([[5, -1, 0], [5, 2, 0]])  # padding and duplicate slots
 TOKENS = np.arange(12.0).reshape(6, 2)
+# ONNX's indices are errors out of range: in range, negative ones and a duplicate, and
+# shorter than the operand on dim 0 (the element's row is an index component; shrunk, the
+# rows pair up as batching dims)
+ELEMENT_DATA = np.arange(6.0).reshape(2, 3)
+ELEMENT_PICKS = np.array([[2, -1, -1]])
+
+
+def onnx_scatter_elements(data: Any, indices: Any, updates: Any) -> Any:
+    return indexops.onnx.scatter_elements(data, indices, updates, axis=1, reduction="add")
+
 
 # (name, function, NumPy arguments): every op, with the cases that need the value paths
 CALLS: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
@@ -88,6 +98,7 @@ CALLS: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("dynamic_update_slice", dynamic_update_slice, (OPERAND, PATCH, STARTS)),
     ("slice_scatter", slice_scatter, (OPERAND, STRIDED)),
     ("scatter_update", scatter_update, (CACHE, SLOTS, TOKENS)),
+    ("onnx scatter_elements", onnx_scatter_elements, (ELEMENT_DATA, ELEMENT_PICKS, UPDATES[:1])),
 ]
 IDS = [name for name, *_ in CALLS]
 
