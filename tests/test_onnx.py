@@ -85,6 +85,9 @@ EXAMPLES = [
      [[1, 5], [3, 4]]),
     ("scatter_nd", ([[1, 2], [3, 4]], [[-1], [1]], [[9, 0], [0, 9]]), {"reduction": "min"},
      [[1, 2], [0, 0]]),
+    ("gather_nd", ([[0, 1], [2, 3]], np.zeros((3, 0), int)), {}, [[[0, 1], [2, 3]]] * 3),
+    ("scatter_nd", ([[0, 1], [2, 3]], np.zeros((2, 0), int), [[[1, 1], [1, 1]], [[2, 2], [2, 2]]]),
+     {"reduction": "add"}, [[3, 4], [5, 6]]),
 ]  # fmt: skip
 
 
@@ -298,7 +301,7 @@ def test_elements_match_definition(xp, backend, case, dtype, reduction, data):
 def nd_cases(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int]:
     shape = draw(shapes())
     b = draw(st.integers(0, len(shape) - 1))
-    m = draw(st.integers(1, len(shape) - b))
+    m = draw(st.integers(0, len(shape) - b))
     outer = draw(st.lists(st.integers(0, 3), max_size=2))
     index_shape = (*shape[:b], *outer, m)
     sizes = shape[b : b + m]
@@ -407,7 +410,8 @@ BAD_CALLS = [
     ("gather_elements", (np.ones((2, 3)), np.zeros((2, 4), int)), {}, "dim 1 is longer"),
     ("gather_nd", (np.ones((2, 3)), np.zeros((3, 1), int)), {"batch_dims": 1},
      "first batch_dims=1 dims"),
-    ("gather_nd", (np.ones((2, 3)), np.zeros((2, 3), int)), {}, r"indices.shape\[-1\]=3"),
+    ("gather_nd", (np.ones((2, 3)), np.zeros((2, 3), int)), {},
+     r"indices.shape\[-1\]=3 .* \[0, 2\]"),
     ("gather_nd", (np.ones((2, 3)), np.zeros((2, 1), int)), {"batch_dims": 2}, "batch_dims=2"),
     ("scatter_elements", (np.ones((2, 3)), np.zeros((2, 3), int), np.ones((2, 2))), {},
      "updates.shape"),

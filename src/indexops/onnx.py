@@ -216,7 +216,8 @@ def gather_nd(data: Array, indices: Array, batch_dims: int = 0) -> Array:
         Rank ``r >= 1``, any dtype.
     indices : array
         Integer, rank ``q >= 1``; its last dim holds tuples of ``m`` indices into data dims
-        ``b, ..., b + m - 1`` (``1 <= m <= r - b``), each component ``k`` in
+        ``b, ..., b + m - 1`` (``0 <= m <= r - b``; ONNX says ``1 <=``, onnxruntime takes
+        0 too: whole slices), each component ``k`` in
         ``[-s, s - 1]`` with ``s = data.shape[b + k]``; its first ``b`` dims equal
         ``data``'s.
     batch_dims : int, default 0
@@ -524,12 +525,12 @@ def _nd_lowering(
             f"the first batch_dims={batch_dims} dims of data's shape {shape}",
         )
     m = index_shape[-1]
-    if not 1 <= m <= rank - batch_dims:
+    if not 0 <= m <= rank - batch_dims:  # 0, which onnxruntime takes too: whole slices
         raise value_error(
             op,
             "indices.shape[-1]",
             m,
-            f"in [1, {rank - batch_dims}] (rank of data less batch_dims)",
+            f"in [0, {rank - batch_dims}] (rank of data less batch_dims)",
         )
     indexed = tuple(range(batch_dims, batch_dims + m))
     _check_reachable(op, shape, indexed, index_shape[:-1])
@@ -608,6 +609,8 @@ def _starts(
     on = for_indices(backend, indices)
     xp = on.xp
     wide = to_index(on, indices)
+    if not lowering.sizes:  # empty index tuples (GatherND, ScatterND): nothing to check
+        return wide, True
     columns = [wide[..., k] for k in range(len(lowering.sizes))] if vector else [wide]
     outside = [(c < -size) | (c >= size) for c, size in zip(columns, lowering.sizes)]
     wrapped = [on.where(c < 0, c + size, c) for c, size in zip(columns, lowering.sizes)]
