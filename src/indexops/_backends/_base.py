@@ -56,6 +56,10 @@ class Backend:
     # combine_rows' float min and max are IEEE-754 minimum and maximum for signed zeros
     # too (min(-0.0, +0.0) is -0.0); where not, _rows fixes zero results with signed_view
     min_max_ieee = False
+    # take_along_axis is the library's own element gather (GatherElements, torch.gather):
+    # element plans read through it instead of rows of one element
+    gathers_elements = False
+    scatters_elements = False  # combine_along_axis likewise, for element scatters
 
     def __init__(self, xp: ModuleType) -> None:
         self.xp = xp
@@ -261,6 +265,12 @@ class Backend:
         """``table[rows]`` for 1-D integer ``rows``, all in range (``table`` may be 1-D)."""
         return self.xp.take(table, rows, axis=0)
 
+    def take_along_axis(self, x: Array, indices: Array, axis: int) -> Array:
+        """``x`` read at ``indices`` along ``axis`` (``take_along_axis``): ``indices``
+        has the index dtype and ``x``'s rank, its other dims are ``x``'s, and every entry
+        is in range. Only for libraries whose :attr:`gathers_elements` is True."""
+        raise NotImplementedError
+
     def take_rows_clipped(self, table: Array, rows: Array) -> Array:
         """``table[rows]`` with each row number clipped to ``[0, len(table) - 1]`` first
         (``table`` is not empty)."""
@@ -308,6 +318,15 @@ class Backend:
         repeated rows accumulate (``unique=True``: no row repeats). ``None`` where the
         library has no native way (the caller then applies the combiner pass by pass)."""
         return None
+
+    def combine_along_axis(
+        self, x: Array, axis: int, indices: Array, values: Array, how: Named | None
+    ) -> Array:
+        """Combine ``values`` into ``x`` at ``indices`` along ``axis`` in place (the
+        inverse of :meth:`take_along_axis`, arguments alike; ``how=None`` writes); repeated
+        targets accumulate in some order (for ``None``: one of the values wins). Only for
+        libraries whose :attr:`scatters_elements` is True."""
+        raise NotImplementedError
 
     def signed_view(self, x: Array) -> Array | None:
         """The bits of the float array ``x`` as the signed integer type of their width,
