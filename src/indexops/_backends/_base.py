@@ -271,6 +271,14 @@ class Backend:
         is in range. Only for libraries whose :attr:`gathers_elements` is True."""
         raise NotImplementedError
 
+    def take_along_axis_inside(self, x: Array, indices: Array, axis: int) -> Array | None:
+        """:meth:`take_along_axis` where every entry of ``indices`` lies in ``[0,
+        x.shape[axis])``, else ``None``; only for indices whose values are on the host.
+        Here: one reduction first."""
+        if not self.all_in_range(indices, x.shape[axis] - 1):
+            return None
+        return self.take_along_axis(x, indices, axis)
+
     def take_rows_clipped(self, table: Array, rows: Array) -> Array:
         """``table[rows]`` with each row number clipped to ``[0, len(table) - 1]`` first
         (``table`` is not empty)."""

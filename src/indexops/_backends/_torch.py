@@ -189,6 +189,14 @@ class TorchBackend(NativeScatter):
             return torch.gather(x.view(signed), axis, indices).view(x.dtype)
         return torch.gather(x, axis, indices)
 
+    def take_along_axis_inside(self, x: Array, indices: Array, axis: int) -> Array | None:
+        """``torch.gather`` at once: on the CPU it raises before it reads an entry outside
+        (negative ones included), which spares the reduction over the indices."""
+        try:
+            return self.take_along_axis(x, indices, axis)
+        except RuntimeError:  # an entry outside: the caller clamps
+            return None
+
     def count_distinct_rows(self, rows: Array, n: int) -> int:
         """On one thread, or up to 2**20 rows, NumPy's bitmap on the rows' shared memory;
         else ``index_fill_`` of a bool tensor and ``count_nonzero``, which run on every

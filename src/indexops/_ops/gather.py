@@ -225,20 +225,26 @@ def _take_elements(
     fill = _fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
     starts = to_index(backend, backend.reshape(indices, plan.batch_shape))
     starts = backend.permute_dims(starts, plan.element_axes)
-    limit = plan.start_limits[0]
-    inside = None
-    if mode is not GatherMode.PROMISE_IN_BOUNDS and not (
-        backend.values_on_host(starts) and backend.all_in_range(starts, limit)
-    ):  # one reduction on the host spares the clamp (and the mask)
-        if mode is GatherMode.FILL:
+    limit, axis = plan.start_limits[0], plan.start_map[0]
+    if mode is GatherMode.PROMISE_IN_BOUNDS:
+        taken = backend.take_along_axis(operand, starts, axis)
+    else:  # on the host, starts found in range need no clamp (and no mask)
+        found = None
+        if backend.values_on_host(starts):
+            found = backend.take_along_axis_inside(operand, starts, axis)
+        taken = found if found is not None else _clamped_elements(backend, plan, operand, starts)
+        if found is None and mode is GatherMode.FILL:
+            if not is_array(fill):
+                fill = backend.full((), fill, operand.dtype, operand)
             inside = (starts >= 0) & (starts <= limit)
-        starts = backend.clip(starts, 0, limit)
-    taken = backend.take_along_axis(operand, starts, plan.start_map[0])
-    if inside is not None:
-        if not is_array(fill):
-            fill = backend.full((), fill, operand.dtype, operand)
-        taken = backend.xp.where(inside, taken, fill)
+            taken = backend.xp.where(inside, taken, fill)
     return backend.permute_dims(taken, to_result)
+
+
+def _clamped_elements(backend: Backend, plan: WindowPlan, operand: Array, starts: Array) -> Array:
+    """The element gather of starts clamped into the operand."""
+    starts = backend.clip(starts, 0, plan.start_limits[0])
+    return backend.take_along_axis(operand, starts, plan.start_map[0])
 
 
 def _execute(
