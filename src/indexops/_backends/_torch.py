@@ -218,16 +218,7 @@ class TorchBackend(NativeScatter):
     def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array | None:
         if table.dtype == torch.bool:
             return None
-        signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
-        if signed is not None:
-            self._combine_as_signed(
-                table.view(signed),
-                values.view(signed),
-                how,
-                lambda table, new: self._combine(table, rows, new, how),
-            )
-            return table
-        if how is Named.ADD:
+        if how is Named.ADD and table.dtype not in _SIGNED_OF_UNSIGNED:
             return table.index_add_(0, rows, values)
         return self.combine_along_axis(table, 0, rows[:, None].expand_as(values), values, how)
 
