@@ -223,6 +223,11 @@ class Backend:
         xp = self.xp
         return bool((xp.min(x) >= 0) & (xp.max(x) <= high)) if math.prod(x.shape) else True
 
+    def holds_zero(self, x: Array) -> bool:
+        """Whether some entry of ``x`` equals zero, read on the host (only for values on
+        the host)."""
+        return bool(self.xp.any(x == 0))
+
     def clip(self, x: Array, low: int | None, high: int | None) -> Array:
         """``x`` clipped to Python-int bounds (either may be None); where ``high < low``
         (a dim of size 0) every entry becomes ``high``, as ``minimum(maximum(x, low),

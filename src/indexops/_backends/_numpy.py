@@ -15,7 +15,7 @@ from .._plan.cache import static_cache
 from .._typing import Array
 from .._validate.combiners import Named
 from ._base import NativeScatter, repeats_elements
-from ._host import all_in_range, count_distinct
+from ._host import all_in_range, count_distinct, holds_zero
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 
@@ -113,6 +113,9 @@ class NumpyBackend(NativeScatter):
 
     def all_in_range(self, x: Array, high: int) -> bool:
         return all_in_range(x, high)
+
+    def holds_zero(self, x: Array) -> bool:
+        return holds_zero(x)
 
     def reshape(self, x: Array, shape: tuple[int, ...]) -> Array:
         return x if x.shape == shape else x.reshape(shape)

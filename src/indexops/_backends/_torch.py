@@ -19,7 +19,7 @@ import torch
 from .._typing import Array
 from .._validate.combiners import Named
 from ._base import NativeScatter, ValuesUnknown, repeats_elements
-from ._host import all_in_range, count_distinct
+from ._host import all_in_range, count_distinct, holds_zero
 
 torch_is_compiling = torch.compiler.is_compiling
 _REDUCE = {Named.ADD: "sum", Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
@@ -140,6 +140,14 @@ class TorchBackend(NativeScatter):
         # on the host: NumPy reads the shared memory in one reduction (tensor reductions
         # and comparisons cost several times more on small index arrays)
         return all_in_range(x.numpy(), high)
+
+    def holds_zero(self, x: Array) -> bool:
+        # NumPy's view of the same memory where it has one (not bfloat16, not a tensor
+        # that requires grad): torch's comparison and any cost several times more
+        try:
+            return holds_zero(x.numpy())
+        except (TypeError, RuntimeError):
+            return bool(torch.any(x == 0))
 
     def reshape(self, x: Array, shape: tuple[int, ...]) -> Array:
         return x if x.shape == shape else x.reshape(shape)

@@ -288,7 +288,7 @@ def _scatter_elements(
     Dropped entries are clamped into range and combine the combiner's identity.
     """
     assert plan.element_axes is not None
-    how, xp = combiner.named, backend.xp
+    how = combiner.named
     in_place = writes_in_place(backend, OP, input, copy)
     starts = to_index(backend, backend.reshape(indices, plan.batch_shape))
     starts = backend.permute_dims(starts, plan.element_axes)
@@ -296,7 +296,7 @@ def _scatter_elements(
     if (
         how in (Named.MIN, Named.MAX)
         and has_signed_zeros(backend, input.dtype)
-        and not (backend.values_on_host(values) and not bool(xp.any(values == 0)))
+        and not (backend.values_on_host(values) and not backend.holds_zero(values))
     ):  # a zero result may need the sign the general path gives it
         return general(input, indices, updates, copy)
     limit = plan.start_limits[0]
