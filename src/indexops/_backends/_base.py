@@ -228,6 +228,11 @@ class Backend:
         the host)."""
         return bool(self.xp.any(x == 0))
 
+    def zero_rows(self, x: Array) -> Array | None:
+        """Per row of the 2-D ``x``: whether it holds a zero; ``None`` where no entry of
+        ``x`` is zero. Read on the host (only for values on the host)."""
+        return self.xp.any(x == 0, axis=1) if self.holds_zero(x) else None
+
     def clip(self, x: Array, low: int | None, high: int | None) -> Array:
         """``x`` clipped to Python-int bounds (either may be None); where ``high < low``
         (a dim of size 0) every entry becomes ``high``, as ``minimum(maximum(x, low),

@@ -15,7 +15,7 @@ from .._plan.cache import static_cache
 from .._typing import Array
 from .._validate.combiners import Named
 from ._base import NativeScatter, repeats_elements
-from ._host import all_in_range, count_distinct, holds_zero
+from ._host import all_in_range, count_distinct, holds_zero, zero_rows
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 
@@ -116,6 +116,9 @@ class NumpyBackend(NativeScatter):
 
     def holds_zero(self, x: Array) -> bool:
         return holds_zero(x)
+
+    def zero_rows(self, x: Array) -> Array | None:
+        return zero_rows(x)
 
     def reshape(self, x: Array, shape: tuple[int, ...]) -> Array:
         return x if x.shape == shape else x.reshape(shape)

@@ -19,7 +19,7 @@ import torch
 from .._typing import Array
 from .._validate.combiners import Named
 from ._base import NativeScatter, ValuesUnknown, repeats_elements
-from ._host import all_in_range, count_distinct, holds_zero
+from ._host import all_in_range, count_distinct, holds_zero, zero_rows
 
 torch_is_compiling = torch.compiler.is_compiling
 _REDUCE = {Named.ADD: "sum", Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
@@ -148,6 +148,13 @@ class TorchBackend(NativeScatter):
             return holds_zero(x.numpy())
         except (TypeError, RuntimeError):
             return bool(torch.any(x == 0))
+
+    def zero_rows(self, x: Array) -> Array | None:
+        try:  # as holds_zero
+            found = zero_rows(x.numpy())
+        except (TypeError, RuntimeError):
+            return super().zero_rows(x)
+        return None if found is None else torch.from_numpy(found)
 
     def reshape(self, x: Array, shape: tuple[int, ...]) -> Array:
         return x if x.shape == shape else x.reshape(shape)

@@ -192,21 +192,21 @@ def _combine_rows(
     identity. Where no integer type has the dtype's
     width (float4, float6), ``None``: the caller then combines pass by pass.
     """
-    on_host = backend.values_on_host(values)
-    if (
-        how not in _MIN_MAX
-        or backend.min_max_ieee
-        or not _has_signed_zeros(backend, table.dtype)
-        or (on_host and not backend.holds_zero(values))
-    ):  # a zero result of the wrong sign needs zeros of both signs, one of them an update
+    # a zero result of the wrong sign needs zeros of both signs, one of them an update
+    fixes = how in _MIN_MAX and not backend.min_max_ieee
+    fixes = fixes and _has_signed_zeros(backend, table.dtype)
+    zero_rows = None  # on the host: the rows with a zero update, the only ones to fix
+    if fixes and backend.values_on_host(values):
+        zero_rows = backend.zero_rows(values)
+        fixes = zero_rows is not None
+    if not fixes:
         return backend.combine_rows(table, rows, values, how, keep=keep, unique=unique)
     bits = backend.signed_view(table)  # native combines write into table: bits sees them
     if bits is None:  # no integer type of the dtype's width: the caller goes pass by pass
         return None
     xp = backend.xp
     all_rows, all_values, all_keep = rows, values, keep
-    if on_host:  # only the entries with a zero update can need a fix
-        zero_rows = xp.any(values == 0, axis=1)
+    if zero_rows is not None:
         rows, values = rows[zero_rows], values[zero_rows]
         keep = None if keep is None else keep[zero_rows]
     before = backend.take_rows(table, rows)
