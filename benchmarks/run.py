@@ -38,6 +38,8 @@ from .workloads import Case, build_all
 
 RESULTS = Path(__file__).parent / "results"
 JAX_LABEL = "jax.lax"
+ONNX_LABEL = "onnxruntime"
+PEERS = (JAX_LABEL, ONNX_LABEL)  # other runtimes: sampled in a block after the others
 SWEEP = "1/16,1/4,1"
 
 
@@ -109,6 +111,8 @@ def entries(case: Case, ctx: Ctx, jx: Ctx | None) -> dict[str, Entry]:
         out[f"native {name}"] = (fn, ctx.asarray(case.fresh()), ctx)
     if case.jax is not None and jx is not None:
         out[JAX_LABEL] = (case.jax, jx.asarray(case.fresh()), jx)
+    if case.onnxruntime is not None and ctx.device == "cpu":
+        out[ONNX_LABEL] = (case.onnxruntime, case.fresh(), make_ctx("numpy"))
     return out
 
 
@@ -139,8 +143,8 @@ def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[
     times: dict[str, list[float]] = {label: [] for label in table}
     for fn, operand, ctx in table.values():
         ctx.sync(fn(operand))  # warm-up (and JAX compilation)
-    same_backend = [label for label in table if label != JAX_LABEL]
-    peers = [label for label in table if label == JAX_LABEL]
+    same_backend = [label for label in table if label not in PEERS]
+    peers = [label for label in table if label in PEERS]
     gc.collect()
     gc.disable()
     try:
@@ -208,7 +212,7 @@ def summarise(
     med = {label: statistics.median(t) for label, t in times.items()}
     natives = {k.removeprefix("native "): v for k, v in med.items() if k.startswith("native ")}
     fastest = min(natives, key=natives.__getitem__)
-    jax_s = med.get(JAX_LABEL)
+    jax_s, onnx_s = med.get(JAX_LABEL), med.get(ONNX_LABEL)
     rows = []
     for variant in case.indexops:
         label = f"indexops {variant}".strip()
@@ -227,6 +231,8 @@ def summarise(
             "native_candidates_s": natives,
             "jax_s": jax_s,
             "ratio_vs_jax": None if jax_s is None else seconds / jax_s,
+            "onnxruntime_s": onnx_s,
+            "ratio_vs_onnxruntime": None if onnx_s is None else seconds / onnx_s,
             "repeats": len(times[label]),
             "calls_per_sample": case.calls,
         }
@@ -296,16 +302,21 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         "tgt",
         "jax.lax",
         "/jax",
+        "onnxrt",
+        "/ort",
     )
     print(f"{head[0]:5} {head[1]:44} {head[2]:20} {head[3]:>10} {head[4]:>36} {head[5]:>6} "
-          f"{head[6]:>5} {head[7]:>10} {head[8]:>6}")  # fmt: skip
+          f"{head[6]:>5} {head[7]:>10} {head[8]:>6} {head[9]:>10} {head[10]:>6}")  # fmt: skip
     for r in rows:
         native = f"{r['native']} {fmt_time(r['native_s'])}"
         jax_ratio = "-" if r["ratio_vs_jax"] is None else f"{r['ratio_vs_jax']:.2f}"
+        onnx_ratio = r.get("ratio_vs_onnxruntime")
+        onnx_ratio = "-" if onnx_ratio is None else f"{onnx_ratio:.2f}"
         mark = "ok" if r["meets_target"] else "MISS"
         print(
             f"{r['size']:5} {r['workload']:44} {r['variant']:20} {fmt_time(r['indexops_s']):>10} "
-            f"{native:>36} {r['ratio']:6.2f} {mark:>5} {fmt_time(r['jax_s']):>10} {jax_ratio:>6}"
+            f"{native:>36} {r['ratio']:6.2f} {mark:>5} {fmt_time(r['jax_s']):>10} {jax_ratio:>6} "
+            f"{fmt_time(r.get('onnxruntime_s')):>10} {onnx_ratio:>6}"
         )
 
 
@@ -364,6 +375,9 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str, native: str) -> Non
     jax = [r["ratio_vs_jax"] or 0 for r in rows]
     if any(jax):
         ax.barh(y + 0.2, jax, 0.4, label="indexops / jax.lax (jit, CPU)")
+    onnx = [r.get("ratio_vs_onnxruntime") or 0 for r in rows]
+    if any(onnx):
+        ax.barh(y + 0.2, onnx, 0.2, label="indexops / onnxruntime (CPU)")
     ax.scatter([r["target"] for r in rows], y - 0.2, marker="|", color="red", s=200, label="target")
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")

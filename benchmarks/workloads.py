@@ -23,6 +23,7 @@ import numpy as np
 
 import indexops
 
+from . import onnx_peer
 from .backends import Ctx
 
 Fn = Callable[[Any], Any]
@@ -48,6 +49,7 @@ class Case:
     bytes_moved: int = 0  # payload bytes read + written (for bandwidth)
     calls: int = 1  # calls per timed sample (small-call overhead)
     jax: Fn | None = None
+    onnxruntime: Fn | None = None  # on NumPy arrays (benchmarks/onnx_peer.py)
     exact: bool = True  # False: float accumulation, compare with a tolerance
     peers: dict[str, str] = field(default_factory=dict)  # variant -> its own baseline
     notes: dict[str, str] = field(default_factory=dict)  # variant -> note in the JSON
@@ -469,6 +471,114 @@ def _jax_strided(jx: Ctx | None, upd_host: np.ndarray, key: tuple[slice, ...]) -
     return lambda x: fn(x, upd)
 
 
+def element_gather(ctx: Ctx, quick: bool, jx: Ctx | None, fraction: float = 1.0) -> Case:
+    """8. GatherElements along axis 1 of a [262144, 64] f32 table, every element its own
+    index (``take_along_axis``, ``torch.gather``): an element gather with a batching dim."""
+    n, d = _pick(262144, 32768, quick, fraction), 64
+    rng = _rng()
+    host = rng.standard_normal((n, d), dtype=np.float32)
+    idx_host = rng.integers(0, d, (n, d))
+    idx = ctx.asarray(idx_host)
+    idx3 = idx[..., None]  # a view: indexops and native read the same index memory
+    attrs = {
+        "offset_dims": (), "collapsed_slice_dims": (1,), "start_index_map": (1,),
+        "index_vector_dim": 2, "slice_sizes": (1, 1), "operand_batching_dims": (0,),
+        "start_indices_batching_dims": (0,),
+    }  # fmt: skip
+
+    def gather(mode: str) -> Fn:
+        return lambda x: indexops.gather(x, idx3, **attrs, mode=mode)
+
+    if ctx.name == "torch":
+        native = {"torch.gather": lambda x: ctx.xp.gather(x, 1, idx)}
+    else:
+        native = {"take_along_axis": lambda x: ctx.xp.take_along_axis(x, idx, axis=1)}
+    return Case(
+        "8 element gather (take_along_axis)",
+        lambda: host.copy(),
+        {"clip": gather("clip"), "promise_in_bounds": gather("promise_in_bounds")},
+        native,
+        np.take_along_axis(host, idx_host, axis=1),
+        bytes_moved=2 * n * d * 4 + n * d * 8,
+        onnxruntime=onnx_peer.one_node(
+            "GatherElements", host, {"indices": idx_host}, onnx_peer.THREADS, axis=1
+        ),
+    )
+
+
+def scatter_rows_reduce(
+    ctx: Ctx, quick: bool, jx: Ctx | None, how: str, dtype: str, fraction: float = 1.0
+) -> Case:
+    """9, 10. ScatterND of 262144 rows with duplicates into a [65536, 64] table, with the
+    ``max`` (f32) or ``add`` (int64) reduction, functionally (a new array, as ONNX does)."""
+    host, idx_host, upd_host, _ = scatter_add_problem(quick, fraction)
+    if dtype == "int64":
+        host, upd_host = (np.round(a * 1000).astype(np.int64) for a in (host, upd_host))
+    ufunc = {"max": np.maximum, "add": np.add}[how]
+    expected = host.copy()
+    ufunc.at(expected, idx_host, upd_host)
+    idx, upd = ctx.asarray(idx_host), ctx.asarray(upd_host)
+    idx2 = idx[:, None]
+
+    def scatter(x: Any) -> Any:
+        return indexops.scatter(x, idx2, upd, **ROWS, update_computation=how)
+
+    feeds = {"indices": idx_host[:, None], "updates": upd_host}
+    return Case(
+        f"{9 if how == 'max' else 10} scatter {how} {dtype} rows with duplicates (copy)",
+        lambda: host.copy(),
+        {"": scatter},
+        _native_rows_reduce(ctx, idx, upd, how, ufunc),
+        expected,
+        onnxruntime=onnx_peer.one_node("ScatterND", host, feeds, onnx_peer.THREADS, reduction=how),
+    )
+
+
+def _native_rows_reduce(ctx: Ctx, idx: Any, upd: Any, how: str, ufunc: Any) -> dict[str, Fn]:
+    if ctx.name == "torch":
+        reduce = {"max": "amax", "add": "sum"}[how]
+        index = idx[:, None].expand_as(upd)
+        native = {"scatter_reduce": lambda x: x.scatter_reduce(0, index, upd, reduce)}
+        if how == "add":
+            native["index_add"] = lambda x: x.index_add(0, idx, upd)
+        else:  # index_reduce has no sum
+            native["index_reduce"] = lambda x: x.index_reduce(0, idx, upd, reduce)
+        return native
+
+    def at(x: Any) -> Any:
+        out = x.copy()
+        ufunc.at(out, idx, upd)
+        return out
+
+    return {f"copy+np.{ufunc.__name__}.at": at}
+
+
+def strided_read(ctx: Ctx, quick: bool, jx: Ctx | None, fraction: float = 1.0) -> Case:
+    """11. The strided basic-index read ``x[::-2, 1:60:3]`` of a [262144, 64] f32 table
+    (ONNX Slice with steps -2 and 3), as a new array."""
+    n, d = _pick(262144, 32768, quick, fraction), 64
+    host = _rng().standard_normal((n, d), dtype=np.float32)
+    key = (slice(None, None, -2), slice(1, 60, 3))
+    if ctx.name == "torch":  # torch has no negative steps
+        rows = ctx.xp.arange(n - 1, -1, -2)
+        native = {
+            "index_select": lambda x: x[:, 1:60:3].index_select(0, rows),
+            "flip+slice": lambda x: x[:, 1:60:3].flip(0)[::2].contiguous(),
+        }
+    else:
+        native = {"x[key].copy()": lambda x: x[key].copy()}
+    bounds = zip(("starts", "ends", "axes", "steps"), ([-1, 1], [-n - 1, 60], [0, 1], [-2, 3]))
+    feeds = {name: np.array(values) for name, values in bounds}
+    return Case(
+        "11 strided read x[::-2, 1:60:3] (copy)",
+        lambda: host.copy(),
+        {"at": lambda x: indexops.at(x)[::-2, 1:60:3].get()},
+        native,
+        host[key],
+        onnxruntime=onnx_peer.one_node("Slice", host, feeds, onnx_peer.THREADS),
+    )
+
+
 def build_all(
     ctx: Ctx, quick: bool, jx: Ctx | None, scale: int = 1, fraction: float = 1.0
 ) -> list[Callable[[], Case]]:
@@ -476,7 +586,7 @@ def build_all(
 
     ``scale`` multiplies the sizes of workloads 1 and 3 only (big enough to be bound by
     GPU memory bandwidth rather than launch overhead). ``fraction`` shrinks the data of
-    workloads 1-6 to that fraction of their full size (the small calls have one size and
+    workloads 1-6 and 8-11 to that fraction of their full size (the small calls have one size and
     come only with ``fraction=1``).
     """
     f = fraction
@@ -489,6 +599,10 @@ def build_all(
         lambda: dynamic_update(ctx, quick, jx, copy=False, fraction=f),
         lambda: strided_slice_scatter(ctx, quick, jx, copy=True, fraction=f),
         lambda: strided_slice_scatter(ctx, quick, jx, copy=False, fraction=f),
+        lambda: element_gather(ctx, quick, jx, f),
+        lambda: scatter_rows_reduce(ctx, quick, jx, "max", "float32", f),
+        lambda: scatter_rows_reduce(ctx, quick, jx, "add", "int64", f),
+        lambda: strided_read(ctx, quick, jx, f),
         *(small_calls(ctx, quick, jx) if fraction == 1 else []),
     ]
 

@@ -110,6 +110,34 @@ def test_indices_viewing_the_input(xp):
     assert_same(got, expected)
 
 
+ELEMENT_SCATTER = {
+    "update_window_dims": (),
+    "inserted_window_dims": (1,),
+    "scatter_dims_to_operand_dims": (1,),
+    "index_vector_dim": 2,
+    "input_batching_dims": (0,),
+    "scatter_indices_batching_dims": (0,),
+}
+
+
+@WITH_VALUES
+@pytest.mark.parametrize("how", [None, "add", "mul", "min", "max"])
+def test_element_scatter_with_updates_and_indices_viewing_the_input(xp, how):
+    # ScatterElements along axis 1: the updates are columns 0-1 of the input, the indices
+    # (distinct per row, so replace may take the element path) columns 2-3
+    table = np.array([[1, 2, 3, 0], [5, 4, 0, 1], [2, 6, 1, 2]], dtype=np.int64)
+
+    def scatter(x, indices, updates):
+        return indexops.scatter(
+            x, indices[..., None], updates, **ELEMENT_SCATTER, update_computation=how,
+            unique_indices=how is None, copy=None,
+        )  # fmt: skip
+
+    expected = on_copies(xp, scatter, from_numpy(xp, table), table[:, 2:], table[:, :2])
+    x = from_numpy(xp, table.copy())
+    assert_same(scatter(x, x[:, 2:], x[:, :2]), to_numpy(expected))
+
+
 def test_copy_true_never_writes_the_input(xp):
     """Every writing op with ``copy=True``: a new array, the input as it was."""
     zeros = np.zeros((4, 2), dtype=np.int32)

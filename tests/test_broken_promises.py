@@ -33,6 +33,16 @@ ROW_SCATTER = {
     "index_vector_dim": 1,
 }
 ROW_GATHER = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,)}
+# GatherElements / ScatterElements along axis 1 of the table, an index [n, 3, 1]
+ELEMENT_GATHER = {
+    "offset_dims": (), "collapsed_slice_dims": (1,), "start_index_map": (1,),
+    "index_vector_dim": 2, "slice_sizes": (1, 1), "operand_batching_dims": (0,),
+    "start_indices_batching_dims": (0,),
+}  # fmt: skip
+ELEMENT_SCATTER = {
+    "update_window_dims": (), "inserted_window_dims": (1,), "scatter_dims_to_operand_dims": (1,),
+    "index_vector_dim": 2, "input_batching_dims": (0,), "scatter_indices_batching_dims": (0,),
+}  # fmt: skip
 
 # index dtype: values outside every table below (uint8's 255 is outside all but one)
 BAD_ROWS = {
@@ -60,10 +70,11 @@ ROUTES = {
     "numpy": (
         "ufunc.at on rows", "ufunc.at on elements", "column pairs", "integer sums",
         "sparse product", "fancy set", "take", "take clipped", "count_distinct",
+        "take along axis",
     ),
     "torch": (
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
-        "count_distinct", "index_fill_ bitmap",
+        "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
     ),
 }  # fmt: skip
 
@@ -160,6 +171,7 @@ def spy_numpy(routes: collections.Counter[str]) -> None:
     spy(backend, "_set", routes, lambda *a: "fancy set")
     spy(backend, "take_rows", routes, lambda *a: "take")
     spy(backend, "take_rows_clipped", routes, lambda *a: "take clipped")
+    spy(backend, "take_along_axis", routes, lambda *a: "take along axis")
 
 
 def spy_torch(routes: collections.Counter[str]) -> None:
@@ -175,8 +187,10 @@ def spy_torch(routes: collections.Counter[str]) -> None:
         ("index_copy_", "index_copy_"),
         ("index_select", "index_select"),
         ("index_fill_", "index_fill_ bitmap"),
+        ("scatter_", "scatter_"),
     ]:
         spy(torch.Tensor, method, routes, lambda *a, route=route, **k: route)
+    spy(torch, "gather", routes, lambda *a, **k: "gather")
     spy(_torch.np, "take", routes, lambda *a, **k: "NumPy take")
 
 
@@ -235,6 +249,7 @@ def broken_promises(
             )
             for mode in ("promise_in_bounds", "clip")
         },
+        **element_calls(convert, table, rows, updates),
         "at get": lambda: indexops.at(x)[flat].get(mode="promise_in_bounds"),
         "at add": lambda: indexops.at(x)[flat].add(1, mode="promise_in_bounds", copy=False),
         "at set": lambda: indexops.at(x)[flat].set(u, mode="promise_in_bounds"),
@@ -244,6 +259,33 @@ def broken_promises(
     }
     for name, call in calls.items():
         sweep.run(f"{name} {where}", call)
+
+
+def element_calls(convert: Callable, table: Any, rows: Any, updates: Any) -> dict[str, Callable]:
+    """Element gathers and scatters along the table's rows, at the bad ``rows`` (and
+    rows past the row width); replace promises unique indices, so that it takes the
+    element path too."""
+    import indexops
+
+    n = table.shape[0]
+    x = convert(table)
+    indices = convert(np.resize(rows[:, 0], (n, 3, 1)))
+    values = convert(np.resize(updates.reshape(-1), (n, 3)))
+    gathers = {
+        f"element gather {mode}": lambda mode=mode: indexops.gather(
+            x, indices, **ELEMENT_GATHER, mode=mode
+        )
+        for mode in ("promise_in_bounds", "clip", "fill")
+    }
+    scatter = functools.partial(indexops.scatter, x, indices, values, **ELEMENT_SCATTER)
+    scatters = {
+        f"element scatter {how} {mode}": functools.partial(
+            scatter, update_computation=how, mode=mode, unique_indices=how is None
+        )
+        for how in (None, *COMBINERS)
+        for mode in ("promise_in_bounds", "drop")
+    }
+    return {**gathers, **scatters}
 
 
 def in_bounds_of_drop(

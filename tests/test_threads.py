@@ -41,6 +41,17 @@ def calls(make):
         make(table), make(rows[:, None]), **ROW_GATHER, slice_sizes=(1, 8)
     )
     out["at add"] = lambda: indexops.at(make(table))[make(rows), 1:5].add(1.0)
+    columns = rng.integers(-1, 9, (512, 6, 1))  # some outside: clipped, or dropped
+    elements = {"offset_dims": (), "collapsed_slice_dims": (1,), "slice_sizes": (1, 1)}
+    out["element gather"] = lambda: indexops.gather(
+        make(table), make(columns), **elements, start_index_map=(1,), index_vector_dim=2,
+        operand_batching_dims=(0,), start_indices_batching_dims=(0,),
+    )  # fmt: skip
+    out["element scatter max"] = lambda: indexops.scatter(
+        make(table), make(columns), make(floats[:512, :6] + 0.5), update_computation="max",
+        update_window_dims=(), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(1,),
+        index_vector_dim=2, input_batching_dims=(0,), scatter_indices_batching_dims=(0,),
+    )  # fmt: skip
     return out
 
 

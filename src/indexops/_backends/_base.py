@@ -59,6 +59,10 @@ class Backend:
     # signed_view
     min_max_ieee = True
     native_combine = False  # combine_rows is one native scatter (else pass by pass)
+    # take_along_axis is the library's own element gather (GatherElements, torch.gather):
+    # element plans read through it instead of rows of one element
+    gathers_elements = False
+    scatters_elements = False  # combine_along_axis likewise, for element scatters
 
     def __init__(self, xp: ModuleType) -> None:
         self.xp = xp
@@ -222,6 +226,16 @@ class Backend:
         xp = self.xp
         return bool((xp.min(x) >= 0) & (xp.max(x) <= high)) if math.prod(x.shape) else True
 
+    def holds_zero(self, x: Array) -> bool:
+        """Whether some entry of ``x`` equals zero, read on the host (only for values on
+        the host)."""
+        return bool(self.xp.any(x == 0))
+
+    def zero_rows(self, x: Array) -> Array | None:
+        """Per row of the 2-D ``x``: whether it holds a zero; ``None`` where no entry of
+        ``x`` is zero. Read on the host (only for values on the host)."""
+        return self.xp.any(x == 0, axis=1) if self.holds_zero(x) else None
+
     def clip(self, x: Array, low: int | None, high: int | None) -> Array:
         """``x`` clipped to Python-int bounds (either may be None); where ``high < low``
         (a dim of size 0) every entry becomes ``high``, as ``minimum(maximum(x, low),
@@ -263,6 +277,20 @@ class Backend:
     def take_rows(self, table: Array, rows: Array) -> Array:
         """``table[rows]`` for 1-D integer ``rows``, all in range (``table`` may be 1-D)."""
         return self.xp.take(table, rows, axis=0)
+
+    def take_along_axis(self, x: Array, indices: Array, axis: int) -> Array:
+        """``x`` read at ``indices`` along ``axis`` (``take_along_axis``): ``indices``
+        has the index dtype and ``x``'s rank, its other dims are ``x``'s, and every entry
+        is in range. Only for libraries whose :attr:`gathers_elements` is True."""
+        raise NotImplementedError
+
+    def take_along_axis_inside(self, x: Array, indices: Array, axis: int) -> Array | None:
+        """:meth:`take_along_axis` where every entry of ``indices`` lies in ``[0,
+        x.shape[axis])``, else ``None``; only for indices whose values are on the host.
+        Here: one reduction first."""
+        if not self.all_in_range(indices, x.shape[axis] - 1):
+            return None
+        return self.take_along_axis(x, indices, axis)
 
     def take_rows_clipped(self, table: Array, rows: Array) -> Array:
         """``table[rows]`` with each row number clipped to ``[0, len(table) - 1]`` first
@@ -376,6 +404,15 @@ class Backend:
         keys = rows if keep is None else self.where(keep, rows, n)
         order = self.xp.argsort(keys, stable=True)
         return order, self.take_rows(keys, order)
+
+    def combine_along_axis(
+        self, x: Array, axis: int, indices: Array, values: Array, how: Named | None
+    ) -> Array:
+        """Combine ``values`` into ``x`` at ``indices`` along ``axis`` in place (the
+        inverse of :meth:`take_along_axis`, arguments alike; ``how=None`` writes); repeated
+        targets accumulate in some order (for ``None``: one of the values wins). Only for
+        libraries whose :attr:`scatters_elements` is True."""
+        raise NotImplementedError
 
     def signed_view(self, x: Array) -> Array | None:
         """The bits of the float array ``x`` as the signed integer type of their width,

@@ -28,3 +28,16 @@ def count_distinct(rows: Array, n: int) -> int:
     bitmap = np.zeros(n, dtype=np.bool_)
     bitmap[rows] = True
     return int(np.count_nonzero(bitmap))
+
+
+def holds_zero(x: np.ndarray) -> bool:
+    """Whether some entry of ``x`` equals zero (-0.0 included): one comparison and one
+    ``any``, several times faster in NumPy than in torch on the CPU."""
+    return bool(np.equal(x, 0).any())
+
+
+def zero_rows(x: np.ndarray) -> np.ndarray | None:
+    """Per row of the 2-D ``x``: whether it holds a zero; ``None`` where none does (the
+    common case costs one comparison and a flat ``any``)."""
+    zero = np.equal(x, 0)
+    return zero.any(axis=1) if zero.any() else None

@@ -19,10 +19,10 @@ import torch
 from .._typing import Array
 from .._validate.combiners import Named
 from ._base import NativeScatter, ValuesUnknown, repeats_elements
-from ._host import all_in_range, count_distinct
+from ._host import all_in_range, count_distinct, holds_zero, zero_rows
 
 torch_is_compiling = torch.compiler.is_compiling
-_REDUCE = {Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
+_REDUCE = {Named.ADD: "sum", Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
 _PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
 
 # torch's unsigned types wider than uint8 have few kernels (none for 1-D index_select,
@@ -49,6 +49,8 @@ NUMPY_ALLOCATED_MIN_BYTES = 2**25
 
 class TorchBackend(NativeScatter):
     name = "torch"
+    gathers_elements = True
+    scatters_elements = True
 
     def __init__(self, xp: ModuleType = torch_namespace) -> None:
         super().__init__(xp)
@@ -139,6 +141,21 @@ class TorchBackend(NativeScatter):
         # and comparisons cost several times more on small index arrays)
         return all_in_range(x.numpy(), high)
 
+    def holds_zero(self, x: Array) -> bool:
+        # NumPy's view of the same memory where it has one (not bfloat16, not a tensor
+        # that requires grad): torch's comparison and any cost several times more
+        try:
+            return holds_zero(x.numpy())
+        except (TypeError, RuntimeError):
+            return bool(torch.any(x == 0))
+
+    def zero_rows(self, x: Array) -> Array | None:
+        try:  # as holds_zero
+            found = zero_rows(x.numpy())
+        except (TypeError, RuntimeError):
+            return super().zero_rows(x)
+        return None if found is None else torch.from_numpy(found)
+
     def reshape(self, x: Array, shape: tuple[int, ...]) -> Array:
         return x if x.shape == shape else x.reshape(shape)
 
@@ -191,6 +208,22 @@ class TorchBackend(NativeScatter):
         )
         return x if in_place else written.view(x.dtype)
 
+    def take_along_axis(self, x: Array, indices: Array, axis: int) -> Array:
+        """``torch.gather`` (guard: it checks every index, on a GPU by a device-side
+        assert)."""
+        signed = _SIGNED_OF_UNSIGNED.get(x.dtype)
+        if signed is not None:
+            return torch.gather(x.view(signed), axis, indices).view(x.dtype)
+        return torch.gather(x, axis, indices)
+
+    def take_along_axis_inside(self, x: Array, indices: Array, axis: int) -> Array | None:
+        """``torch.gather`` at once: on the CPU it raises before it reads an entry outside
+        (negative ones included), which spares the reduction over the indices."""
+        try:
+            return self.take_along_axis(x, indices, axis)
+        except RuntimeError:  # an entry outside: the caller clamps
+            return None
+
     def count_distinct_rows(self, rows: Array, n: int) -> int:
         """On one thread, or up to 2**20 rows, NumPy's bitmap on the rows' shared memory;
         else ``index_fill_`` of a bool tensor and ``count_nonzero``, which run on every
@@ -212,31 +245,50 @@ class TorchBackend(NativeScatter):
     def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array | None:
         if table.dtype == torch.bool:
             return None
-        signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
-        if signed is not None:
-            self._combine_as_signed(table.view(signed), rows, values.view(signed), how)
-            return table
-        if how is Named.ADD:
+        if how is Named.ADD and table.dtype not in _SIGNED_OF_UNSIGNED:
             return table.index_add_(0, rows, values)
-        index = rows[:, None].expand_as(values)
-        return table.scatter_reduce_(0, index, values, reduce=_REDUCE[how], include_self=True)
+        return self.combine_along_axis(table, 0, rows[:, None].expand_as(values), values, how)
 
-    def _combine_as_signed(self, table: Array, rows: Array, values: Array, how: Named) -> None:
-        """Combine into ``table``, the signed view of an unsigned table (``values``
-        likewise).
+    def combine_along_axis(
+        self, x: Array, axis: int, indices: Array, values: Array, how: Named | None
+    ) -> Array:
+        """``scatter_reduce_`` (``include_self=True``), or ``scatter_`` for ``how=None``
+        (guard: both check every index, on a GPU by a device-side assert)."""
+        signed = _SIGNED_OF_UNSIGNED.get(x.dtype)
+        if signed is not None:
+            self._combine_as_signed(
+                x.view(signed),
+                values.view(signed),
+                how,
+                lambda table, new: self.combine_along_axis(table, axis, indices, new, how),
+            )
+            return x
+        if how is None:
+            return x.scatter_(axis, indices, values)
+        return x.scatter_reduce_(axis, indices, values, reduce=_REDUCE[how], include_self=True)
+
+    def _combine_as_signed(
+        self,
+        table: Array,
+        values: Array,
+        how: Named | None,
+        combine: Callable[[Array, Array], object],
+    ) -> None:
+        """``combine(table, values)`` into ``table``, the signed view of an unsigned
+        table (``values`` likewise).
 
         Wrapping add and mul leave the same bits in two's complement as in unsigned
-        arithmetic (both are exact modulo 2**bits); min and max compare the views with
-        their sign bit flipped, which orders them as the unsigned values (0 becomes the
-        smallest signed value, 2**bits - 1 the largest). The flips cost two passes over
-        the table.
+        arithmetic (both are exact modulo 2**bits), as does a plain write; min and max
+        compare the views with their sign bit flipped, which orders them as the unsigned
+        values (0 becomes the smallest signed value, 2**bits - 1 the largest). The flips
+        cost two passes over the table.
         """
-        if how is Named.ADD or how is Named.MUL:
-            self._combine(table, rows, values, how)
+        if how is not Named.MIN and how is not Named.MAX:
+            combine(table, values)
             return
         sign_bit = torch.iinfo(table.dtype).min
         table.bitwise_xor_(sign_bit)
-        self._combine(table, rows, values ^ sign_bit, how)
+        combine(table, values ^ sign_bit)
         table.bitwise_xor_(sign_bit)
 
     def negative(self, x: Array) -> Array:

@@ -151,25 +151,31 @@ def _combine_rows(
     The fix costs passes over the updates, not the table, and reads values on the host
     only where they are there (to skip work): a zero result takes the winning sign
     (:func:`~indexops._backends._signed_zeros.wins`) where the value there before or a
-    kept update had it; those elements
+    kept update had it; on the host only the updates that hold a zero can. Those elements
     are set by a second native scatter of the same combiner on the table's bits seen as
     signed integers, where -0.0 is the smallest value (min turns +0.0 into it) and +0.0
     is 0, above -0.0 (max turns -0.0 into it); the other entries write the combiner's
     identity. Where no integer type has the dtype's width (float4, float6), pass by pass.
     """
-    if (
-        how not in MIN_MAX
-        or backend.min_max_ieee
-        or not has_signed_zeros(backend, table.dtype)
-        or (backend.values_on_host(values) and not bool(backend.xp.any(values == 0)))
-    ):  # a zero result of the wrong sign needs zeros of both signs, one of them an update
+    # a zero result of the wrong sign needs zeros of both signs, one of them an update
+    fixes = how in MIN_MAX and not backend.min_max_ieee
+    fixes = fixes and has_signed_zeros(backend, table.dtype)
+    zero_rows = None  # on the host: the rows with a zero update, the only ones to fix
+    if fixes and backend.values_on_host(values):
+        zero_rows = backend.zero_rows(values)
+        fixes = zero_rows is not None
+    if not fixes:
         return backend.combine_rows(table, rows, values, how, keep=keep, unique=unique)
     bits = backend.signed_view(table)  # native combines write into table: bits sees them
     if bits is None:  # no integer type of the dtype's width
         return backend.combine_by_passes(table, rows, values, how, keep=keep, unique=unique)
     xp = backend.xp
+    all_rows, all_values, all_keep = rows, values, keep
+    if zero_rows is not None:
+        rows, values = rows[zero_rows], values[zero_rows]
+        keep = None if keep is None else keep[zero_rows]
     before = backend.take_rows(table, rows)
-    written = backend.combine_rows(table, rows, values, how, keep=keep, unique=unique)
+    written = backend.combine_rows(table, all_rows, all_values, how, keep=all_keep, unique=unique)
     updated = wins(xp, how, values)
     if keep is not None:
         updated = updated & keep[:, None]

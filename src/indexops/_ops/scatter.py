@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._backends import Backend, backend_for, for_indices
+from .._backends._base import combine_identity
+from .._backends._signed_zeros import has_signed_zeros
 from .._errors import type_error, value_error
 from .._execute.targets import (
     all_inside_on_host,
@@ -18,7 +20,7 @@ from .._execute.targets import (
     to_index,
     windows_in_bounds,
 )
-from .._execute.writes import write_rows
+from .._execute.writes import read_before_writing, write_rows
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, plain_ints, signature
 from .._plan.windows import WindowPlan, make_plan
@@ -221,7 +223,24 @@ def _prepare(
         as_tuple(OP, "input_batching_dims", input_batching),
         as_tuple(OP, "scatter_indices_batching_dims", index_batching),
     )
-    return functools.partial(_execute, backend, plan, combiner, parsed, unique_indices)
+    general = functools.partial(_execute, backend, plan, combiner, parsed, unique_indices)
+    if (
+        plan.element_axes is not None
+        and backend.scatters_elements
+        and for_indices(backend, scatter_indices) is backend
+        and _scatters_elements(backend, combiner, input.dtype, unique_indices)
+    ):
+        return functools.partial(_scatter_elements, backend, plan, combiner, parsed, general)
+    return general
+
+
+def _scatters_elements(backend: Backend, combiner: Combiner, dtype: Any, unique: bool) -> bool:
+    """Whether an element plan's combiner goes to the library's element scatter: a named
+    one with an identity in ``dtype`` (for dropped entries), or replace of unique indices
+    (without them, the general path finds the last writers)."""
+    if combiner.named is None:
+        return combiner.replaces and unique
+    return combine_identity(backend, combiner.named, dtype) is not None
 
 
 _NAMED_FORMS = frozenset({str, type(None)})
@@ -278,6 +297,55 @@ def _execute(
         keep=keep,
         unique=unique_indices,
     )
+
+
+def _scatter_elements(
+    backend: Backend,
+    plan: WindowPlan,
+    combiner: Combiner,
+    mode: ScatterMode,
+    general: Executor,
+    input: Array,
+    indices: Array,
+    updates: Array,
+    copy: bool | None,
+) -> Array:
+    """:func:`_execute` for element plans (ScatterElements, ``scatter_reduce_``) with a
+    named combiner, or replace under ``unique_indices``: the starts and updates, laid out
+    along the input's dims, go to the library's element scatter. The cases that need the
+    general path's work go there: a replace with entries to drop, and float min or max
+    with a zero among the updates (signed zeros) or values not on the host.
+
+    Dropped entries are clamped into range and combine the combiner's identity.
+    """
+    assert plan.element_axes is not None
+    how = combiner.named
+    in_place = writes_in_place(backend, OP, input, copy)
+    starts = to_index(backend, backend.reshape(indices, plan.batch_shape))
+    starts = backend.permute_dims(starts, plan.element_axes)
+    values = backend.permute_dims(updates, plan.element_axes)
+    if (
+        how in (Named.MIN, Named.MAX)
+        and has_signed_zeros(backend, input.dtype)
+        and not (backend.values_on_host(values) and not backend.holds_zero(values))
+    ):  # a zero result may need the sign the general path gives it
+        return general(input, indices, updates, copy)
+    limit = plan.start_limits[0]
+    if mode is ScatterMode.CLIP:
+        starts = backend.clip(starts, 0, limit)
+    elif mode is not ScatterMode.PROMISE_IN_BOUNDS and not (
+        backend.values_on_host(starts) and backend.all_in_range(starts, limit)
+    ):
+        if how is None:
+            return general(input, indices, updates, copy)
+        inside = (starts >= 0) & (starts <= limit)
+        starts = backend.clip(starts, 0, limit)
+        identity = backend.full((), combine_identity(backend, how, input.dtype), input.dtype, input)
+        values = backend.where(inside, values, identity)
+    if in_place:
+        starts, values = read_before_writing(backend, input, starts, values)
+    target = input if in_place else backend.copy(input)
+    return backend.combine_along_axis(target, plan.start_map[0], starts, values, how)
 
 
 def _target_rows(

@@ -46,6 +46,10 @@ class WindowPlan:
     # each row number is the one start clamped to [0, head rows - 1]: one start, stepping
     # one row, windows one row tall (e.g. operand[rows]), so a clipping take can clamp it
     rows_are_clamped_starts: bool
+    # element plans (GatherElements, ScatterElements, take_along_axis, torch.gather): every
+    # operand dim is a batching dim or the one start dim, the index has one batch dim per
+    # operand dim; per operand dim, the batch axis that runs along it (else None)
+    element_axes: tuple[int, ...] | None
 
     @property
     def window_shape(self) -> tuple[int, ...]:
@@ -119,7 +123,45 @@ def make_plan(
             and head_strides[start_map[0]] == 1
             and start_limits[0] == head_rows - 1
         ),
+        element_axes=_element_axes(
+            len(operand_shape), len(batch_shape), index_vector_dim, start_map, batching_pairs
+        )
+        if not window_dims
+        else None,
     )
+
+
+def _element_axes(
+    rank: int,
+    batch_rank: int,
+    index_vector_dim: int,
+    start_map: tuple[int, ...],
+    batching_pairs: tuple[tuple[int, int], ...],
+) -> tuple[int, ...] | None:
+    """For an element plan, the batch axis of the index along each operand dim: the
+    start dim's is the one batch axis that no batching dim pairs with. ``None`` for
+    other plans (several start dims, batch dims of the index beyond them); the caller
+    rules out plans with window dims.
+
+    ``batching_pairs`` hold index dims; batch axes count them without the vector dim.
+
+    Examples
+    --------
+    ``take_along_axis(x, i, axis=1)`` for a 2-D ``x``, with the index vector dim last:
+
+    >>> _element_axes(2, 2, 2, (1,), ((0, 0),))
+    (0, 1)
+    """
+    if batch_rank != rank or len(start_map) != 1 or len(batching_pairs) != rank - 1:
+        return None
+    axes = [-1] * rank
+    for operand_dim, index_dim in batching_pairs:
+        axes[operand_dim] = index_dim - (index_dim > index_vector_dim)
+    free = set(range(rank)) - set(axes)
+    if len(free) != 1:
+        return None
+    axes[start_map[0]] = free.pop()
+    return tuple(axes)
 
 
 def _tail_start(operand_shape: tuple[int, ...], window_sizes: tuple[int, ...], moved: set) -> int:
