@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .._backends import Backend, backend_for, is_array
 from .._errors import type_error, value_error
 from .._typing import Array
@@ -153,7 +155,7 @@ class At:
     __slots__ = ("_idx", "_x")
 
     def __init__(self, x: Array, idx: Any = _NO_INDEX) -> None:
-        self._x = x
+        self._x = np.asarray(x) if isinstance(x, np.generic) else x  # a 0-d array
         self._idx = idx
 
     def __getitem__(self, idx: Any) -> At:
