@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -626,8 +627,8 @@ def test_index_arrays_of_another_library(xp, backend):
 
 def test_update_errors(xp):
     x = xp.zeros((3, 4), dtype=xp.int32)
-    with pytest.raises(indexops.IndexOpsTypeError, match=r"y.dtype"):
-        indexops.at(x)[0].set(xp.ones(4, dtype=xp.int64))
+    with pytest.raises(indexops.IndexOpsTypeError, match=r"y.dtype='?.*float64.* same_kind"):
+        indexops.at(x)[0].set(xp.ones(4, dtype=xp.float64))
     with pytest.raises(indexops.IndexOpsValueError, match=r"broadcasts to x\[idx\]'s \(4,\)"):
         indexops.at(x)[0].set(xp.ones(3, dtype=xp.int32))
     with pytest.raises(indexops.IndexOpsTypeError, match=r"y=1.5 .* an int in \[-2147483648"):
@@ -649,6 +650,75 @@ def test_update_errors(xp):
     with pytest.raises(indexops.IndexOpsTypeError, match="one index"):
         indexops.at(x)[0][1]
     assert_same(x, np.zeros((3, 4), dtype=np.int32))
+
+
+# -- y of another dtype: NumPy's same_kind casts ----------------------------------------------
+
+# (y's dtype, x's dtype, y's values): cast to x's dtype as NumPy's x[idx] = y does
+SAME_KIND = [
+    ("float32", "float64", [1.5, -2.25]),
+    ("float64", "float32", [1.5, 3.0e38]),  # narrowed, as NumPy's same_kind allows
+    ("int64", "float64", [3, -4]),
+    ("uint8", "int16", [255, 7]),
+    ("int64", "int8", [300, -129]),  # wraps around, as NumPy's cast
+    ("bool", "int32", [True, False]),
+    ("int32", "complex128", [5, -6]),
+]
+LOSSY_KINDS = [("float64", "int64"), ("complex64", "float32"), ("int8", "uint8"), ("int8", "bool")]
+
+
+@pytest.mark.parametrize(("y_dtype", "x_dtype", "values"), SAME_KIND, ids=str)
+def test_y_of_another_dtype_of_the_same_kind_is_cast(xp, y_dtype, x_dtype, values):
+    x = np.zeros((3, 2), dtype=x_dtype)
+    y = np.asarray(values, dtype=y_dtype)
+    expected = x.copy()
+    expected[[2, 0]] += y.astype(x_dtype)[:, None]
+    got = indexops.at(from_numpy(xp, x))[xp.asarray([2, 0])].add(from_numpy(xp, y)[:, None])
+    assert_same(got, expected)
+    expected[1, :] = y.astype(x_dtype)
+    got = indexops.at(from_numpy(xp, expected), (1, slice(None))).set(from_numpy(xp, y))
+    assert_same(got, expected)
+
+
+@pytest.mark.parametrize(("y_dtype", "x_dtype"), LOSSY_KINDS, ids=str)
+def test_y_of_a_lossy_kind_is_an_error(xp, y_dtype, x_dtype):
+    x = xp.zeros((3,), dtype=getattr(xp, x_dtype))
+    y = xp.ones((2,), dtype=getattr(xp, y_dtype))
+    for method in ("set", "add") if x_dtype != "bool" else ("set",):
+        with pytest.raises(indexops.IndexOpsTypeError, match=rf"y.dtype='?.*{y_dtype}.*same_kind"):
+            getattr(indexops.at(x)[:2], method)(y, copy=None)
+    assert_same(x, np.zeros(3, dtype=x_dtype))
+
+
+@pytest.mark.parametrize(
+    ("x_dtype", "y", "expected"),
+    [("int64", True, 1), ("float32", 3, 3.0), ("complex64", 2.5, 2.5), ("uint8", 255, 255)],
+    ids=str,
+)
+def test_python_scalars_that_x_holds(xp, x_dtype, y, expected):
+    x = np.zeros(2, dtype=x_dtype)
+    assert_same(indexops.at(from_numpy(xp, x))[1].set(y), np.array([0, expected], x_dtype))
+
+
+@pytest.mark.parametrize(
+    ("x_dtype", "y", "allowed"),
+    [
+        ("int64", 1.5, "an int in"),
+        ("uint8", -1, r"an int in \[0, 255\]"),
+        ("int8", 128, r"an int in \[-128, 127\]"),
+        ("float64", 1j, "an int or real number"),
+        ("float32", 1e300, "an int or real number that .*float32 holds"),
+        ("bool", 1, "True or False"),
+    ],
+    ids=str,
+)
+def test_python_scalars_that_x_does_not_hold_are_errors(xp, x_dtype, y, allowed):
+    x = xp.zeros(2, dtype=getattr(xp, x_dtype))
+    with pytest.raises(
+        indexops.IndexOpsTypeError, match=rf"y={re.escape(repr(y))} is not allowed: {allowed}"
+    ):
+        indexops.at(x)[0].set(y, copy=None)
+    assert_same(x, np.zeros(2, dtype=x_dtype))
 
 
 # -- against jax.numpy's .at -------------------------------------------------------------------

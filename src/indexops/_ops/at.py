@@ -18,7 +18,7 @@ import numpy as np
 from .._backends import Backend, backend_for, is_array
 from .._errors import type_error, value_error
 from .._typing import Array
-from .._validate.arguments import as_flag, check_scalar, writes_in_place
+from .._validate.arguments import as_flag, casts_in_kind, check_scalar, writes_in_place
 from .._validate.modes import GatherMode, ScatterMode
 from .gather import gather
 from .numpy_index import IndexPlan, index_plan, parse_index, start_indices
@@ -445,18 +445,30 @@ class At:
 def _updates(
     op: str, backend: Backend, x: Array, y: Any, shape: tuple[int, ...], negate: bool
 ) -> Array:
-    """``y`` (an array of x's dtype or a Python scalar) broadcast to ``shape``."""
+    """``y`` broadcast to ``shape`` in x's dtype: an array that casts to it within its
+    kind (NumPy's ``same_kind``), or a Python scalar that x's dtype holds."""
     xp = backend.xp
     if is_array(y):
         if type(y) is not type(x):
             backend_for(op, x=x, y=y)  # one library
-        if y.dtype != x.dtype:
-            raise type_error(op, "y.dtype", str(y.dtype), f"the dtype of x ({x.dtype})")
         if tuple(y.shape) != shape and not _broadcasts(tuple(y.shape), shape):
             raise value_error(
                 op, "y.shape", tuple(y.shape), f"a shape that broadcasts to x[idx]'s {shape}"
             )
+        if y.dtype != x.dtype:
+            if not casts_in_kind(backend, y.dtype, x.dtype):
+                raise type_error(
+                    op,
+                    "y.dtype",
+                    str(y.dtype),
+                    f"x's dtype ({x.dtype}) or one that casts to it within its kind, as "
+                    "NumPy's same_kind: bool < unsigned < signed integers < real < complex "
+                    "floating, each into its own or a later kind",
+                )
+            y = backend.astype(y, x.dtype)
     else:
+        if type(y) is bool and not backend.has_kind(x.dtype, "bool"):
+            y = int(y)  # True is 1, as NumPy and JAX cast it
         y = backend.full((), check_scalar(op, "y", y, backend, x.dtype), x.dtype, x)
     if negate:  # broadcast_to below also makes NumPy's 0-d result an array again
         y = backend.negative(y)
