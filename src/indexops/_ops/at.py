@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -64,6 +64,8 @@ class _NoIndex:
 
 _NO_INDEX: Any = _NoIndex()
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
 
 def at(x: Array, idx: Any = _NO_INDEX) -> At:
     """The elements ``x[idx]`` of NumPy indexing, to read or to update on any backend.
@@ -90,8 +92,10 @@ def at(x: Array, idx: Any = _NO_INDEX) -> At:
     Returns
     -------
     At
-        With the methods ``get``, ``set``, ``add``, ``subtract``, ``multiply``,
-        ``divide``, ``power``, ``min``, ``max`` and ``apply``.
+        ``x[idx]`` to read or update, with the methods :meth:`~At.get`,
+        :meth:`~At.set`, :meth:`~At.add`, :meth:`~At.subtract`, :meth:`~At.multiply`,
+        :meth:`~At.divide`, :meth:`~At.power`, :meth:`~At.min`, :meth:`~At.max` and
+        :meth:`~At.apply` (see :class:`At`).
 
     Notes
     -----
@@ -143,13 +147,74 @@ def at(x: Array, idx: Any = _NO_INDEX) -> At:
     return At(x, idx)
 
 
+# What every update method says of ``y`` and its options, written once: ``{options}``
+# ends the description of ``y`` in each docstring.
+_UPDATE_OPTIONS = """\
+It broadcasts to the shape of ``x[idx]``.
+            An array of another dtype is cast to ``x``'s where NumPy's ``same_kind``
+            casting allows it (bool < unsigned < signed integers < real < complex
+            floating, each into its own or a later kind); a Python scalar must be one
+            that ``x``'s dtype holds.
+        mode : {"drop", "clip", "promise_in_bounds"}, optional
+            For out-of-range values of index arrays (after negative values count from the
+            end): ``"drop"`` (default, as JAX does) skips the update, ``"clip"`` moves it
+            to the nearest element, ``"promise_in_bounds"`` is the caller's promise that
+            there are none. ``"fill"`` (JAX's name) means ``"drop"``.
+        indices_are_sorted : bool
+            JAX's hint, passed on to ``scatter``, which accepts it; the result does not
+            depend on it.
+        unique_indices : bool
+            The caller's promise that no element is updated twice; skips duplicate
+            handling (if broken, the result is undefined).
+        copy : bool or None
+            ``True`` (default): a new array, ``x`` untouched; ``False``: write into ``x``
+            and return it (an error for arrays that cannot be written, such as JAX
+            arrays); ``None``: in place where possible, else a copy. array-api-extra's
+            ``at`` defaults to ``None``, after which ``x`` must not be used again; the
+            default here is ``True`` so that a call gives the same result and leaves
+            ``x`` alone on every library, JAX's and NumPy's alike.
+
+        Returns
+        -------
+        array
+            ``x`` with ``x[idx]`` updated, of ``x``'s namespace, device, shape and dtype."""
+
+
+def _with_update_options(method: _Method) -> _Method:
+    """``method`` with ``{options}`` in its docstring replaced by the shared options."""
+    method.__doc__ = (method.__doc__ or "").replace("{options}", _UPDATE_OPTIONS.strip())
+    return method
+
+
 class At:
     """``x[idx]`` as a target of reads and updates; made by :func:`at`.
 
-    The update methods return ``x`` with ``x[idx]`` updated; ``y`` broadcasts to the shape
-    of ``x[idx]`` and must have ``x``'s dtype or be a Python scalar.
+    :meth:`get` reads ``x[idx]`` with one ``gather``; every other method returns ``x``
+    with ``x[idx]`` updated by one ``scatter``. ``y`` broadcasts to the shape of
+    ``x[idx]``; an array of another dtype is cast to ``x``'s where NumPy's ``same_kind``
+    casting allows it, and a Python scalar must be one ``x``'s dtype holds (see the
+    table in the ``at`` guide).
 
-    See :meth:`set` for the parameters every update method shares.
+    Parameters
+    ----------
+    x : array
+        The array to read or update; a NumPy scalar is taken as a 0-d array.
+    idx : index expression, optional
+        As :func:`at` takes it; else given by ``at(x)[idx]``.
+
+    See Also
+    --------
+    at : What makes an ``At``, and the index expressions it takes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import indexops
+    >>> target = indexops.at(np.zeros(4))[1:3]
+    >>> target.add(np.float32(2.5))   # a NumPy float32 scalar, cast to float64
+    array([0. , 2.5, 2.5, 0. ])
+    >>> target.get()
+    array([0., 0.])
     """
 
     __slots__ = ("_idx", "_x")
@@ -166,7 +231,14 @@ class At:
     def __repr__(self) -> str:
         return f"at({type(self._x).__name__} of shape {tuple(self._x.shape)}, {self._idx!r})"
 
-    def get(self, *, mode: str | GatherMode | None = None, fill_value: Any = None) -> Array:
+    def get(
+        self,
+        *,
+        mode: str | GatherMode | None = None,
+        fill_value: Any = None,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+    ) -> Array:
         """``x[idx]``, as one ``gather``.
 
         Parameters
@@ -179,6 +251,14 @@ class At:
         fill_value : scalar, optional
             For ``mode="fill"``; default NaN for floats, the minimum of signed integers,
             the maximum of unsigned ones, True for bool.
+        indices_are_sorted, unique_indices : bool
+            JAX's hints, passed on to ``gather``, which accepts them; the result does not
+            depend on them.
+
+        Returns
+        -------
+        array
+            ``x[idx]``, of ``x``'s namespace, device and dtype.
 
         Examples
         --------
@@ -201,15 +281,19 @@ class At:
             start_index_map=plan.start_map,
             index_vector_dim=plan.index_vector_dim,
             slice_sizes=plan.slice_sizes,
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
             mode=gather_mode,
             fill_value=fill_value,
         )
 
+    @_with_update_options
     def set(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
@@ -218,25 +302,7 @@ class At:
         Parameters
         ----------
         y : array or Python scalar
-            Broadcasts to the shape of ``x[idx]``; ``x``'s dtype, or a Python scalar of a
-            kind that fits it.
-        mode : {"drop", "clip", "promise_in_bounds"}, optional
-            For out-of-range values of index arrays (after negative values count from the
-            end): ``"drop"`` (default, as JAX does) skips the update, ``"clip"`` moves it
-            to the nearest element, ``"promise_in_bounds"`` is the caller's promise that
-            there are none. ``"fill"`` (JAX's name) means ``"drop"``.
-        unique_indices : bool
-            The caller's promise that no element is updated twice; skips duplicate
-            handling (if broken, the result is undefined).
-        copy : bool or None
-            ``True`` (default): a new array, ``x`` untouched; ``False``: write into ``x``
-            and return it (an error for arrays that cannot be written, such as JAX
-            arrays); ``None``: in place where possible.
-
-        Returns
-        -------
-        array
-            ``x`` with ``x[idx]`` updated, of ``x``'s namespace, device, shape and dtype.
+            The values to write. {options}
 
         Examples
         --------
@@ -246,78 +312,105 @@ class At:
         array([[0., 7., 0.],
                [0., 7., 0.]])
         """
-        return self._update("set", y, mode, unique_indices, copy)
+        return self._update("set", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def add(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] += y``, every repeated position adding.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The values to add. {options}
         """
-        return self._update("add", y, mode, unique_indices, copy)
+        return self._update("add", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def subtract(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] -= y``, every repeated position subtracting.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The values to subtract. {options}
 
+        Notes
+        -----
         Done as adding ``-y``: exact for floats, and for integers too, whose arithmetic
         wraps around (``x - y == x + (-y)`` modulo 2**bits).
         """
-        return self._update("subtract", y, mode, unique_indices, copy)
+        return self._update("subtract", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def multiply(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] *= y``, every repeated position multiplying.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The factors. {options}
         """
-        return self._update("multiply", y, mode, unique_indices, copy)
+        return self._update("multiply", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def divide(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] /= y`` for floating ``x``, repeated positions dividing in turn.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The divisors. {options}
         """
-        return self._update("divide", y, mode, unique_indices, copy)
+        return self._update("divide", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def power(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] **= y``, repeated positions raising in turn.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The exponents. {options}
 
         Examples
         --------
@@ -326,51 +419,66 @@ class At:
         >>> indexops.at(np.full(3, 2.0))[[1, 1]].power(np.array([2.0, 3.0]))  # (2**2)**3
         array([ 2., 64.,  2.])
         """
-        return self._update("power", y, mode, unique_indices, copy)
+        return self._update("power", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def min(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] = minimum(x[idx], y)``, over every repeated position.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The values to take the minimum with. {options}
         """
-        return self._update("min", y, mode, unique_indices, copy)
+        return self._update("min", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def max(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] = maximum(x[idx], y)``, over every repeated position.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The values to take the maximum with. {options}
         """
-        return self._update("max", y, mode, unique_indices, copy)
+        return self._update("max", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def apply(
         self,
         f: Callable[[Array, Array], Array],
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] = f(x[idx], y)``, once per occurrence of a repeated position, in order.
 
-        Parameters and result as :meth:`set` (``f`` first).
-
-        ``f(old, new)`` works elementwise on arrays of ``x``'s library; its result is cast
-        to ``x``'s dtype.
+        Parameters
+        ----------
+        f : callable
+            ``f(old, new)``, elementwise on arrays of ``x``'s library; its result is cast
+            to ``x``'s dtype.
+        y : array or Python scalar
+            The second argument of ``f``. {options}
 
         Examples
         --------
@@ -383,7 +491,7 @@ class At:
         """
         if not callable(f):
             raise type_error("at.apply", "f", f, "a callable f(old, new)")
-        return self._update("apply", y, mode, unique_indices, copy, f=f)
+        return self._update("apply", y, mode, indices_are_sorted, unique_indices, copy, f=f)
 
     # -- shared by the methods ------------------------------------------------------------
 
@@ -408,6 +516,7 @@ class At:
         method: str,
         y: Any,
         mode: str | ScatterMode | None,
+        indices_are_sorted: bool,
         unique_indices: bool,
         copy: bool | None,
         f: Callable[[Array, Array], Array] | None = None,
@@ -437,6 +546,7 @@ class At:
             index_vector_dim=plan.index_vector_dim,
             update_computation=computation,
             mode=scatter_mode,
+            indices_are_sorted=indices_are_sorted,
             unique_indices=unique_indices,
             copy=copy,
         )

@@ -179,11 +179,13 @@ def _slice_entry(op: str, item: slice, value: Any) -> int | None:
 
 
 def _sequence_array(op: str, backend: Backend, x: Array, item: Any) -> Array:
-    """A (nested) list or tuple of Python ints or bools as an array of ``x``'s library."""
-    values = np.asarray(item, dtype=object)
-    leaves = values.reshape(-1).tolist()
-    if values.dtype != object or any(isinstance(v, (list, tuple)) for v in leaves):
+    """A (nested) list or tuple of Python ints or bools as an array of ``x``'s library.
+
+    Plain Python (no NumPy object array), so that ``torch.compile`` traces it."""
+    nested = _nested(item)
+    if nested is None:
         raise value_error(op, "idx", _short(item), "sequences of equal-length rows")
+    shape, leaves = nested
     bools = [isinstance(v, (bool, np.bool_)) for v in leaves]
     ints = [isinstance(v, numbers.Integral) and not b for v, b in zip(leaves, bools)]
     if leaves and all(bools):
@@ -192,9 +194,22 @@ def _sequence_array(op: str, backend: Backend, x: Array, item: Any) -> Array:
         dtype = backend.index_dtype()
     else:
         raise type_error(op, "idx", _short(item), "sequences of ints only or of bools only")
-    nested = [bool(v) if dtype is backend.xp.bool else int(v) for v in leaves]
-    flat = backend.xp.asarray(nested, dtype=dtype, device=backend.device(x))
-    return backend.xp.reshape(flat, values.shape)
+    values = [bool(v) if dtype is backend.xp.bool else int(v) for v in leaves]
+    flat = backend.xp.asarray(values, dtype=dtype, device=backend.device(x))
+    return backend.xp.reshape(flat, shape)
+
+
+def _nested(item: Any) -> tuple[tuple[int, ...], list[Any]] | None:
+    """The shape of a (nested) sequence and its leaves in row-major order, or None where
+    rows of one level differ in length or depth."""
+    if not isinstance(item, (list, tuple)):
+        return (), [item]
+    rows = [_nested(row) for row in item]
+    known = [row for row in rows if row is not None]
+    if len(known) < len(rows) or len({shape for shape, _ in known}) > 1:
+        return None
+    inner = known[0][0] if known else ()
+    return (len(known), *inner), [leaf for _, leaves in known for leaf in leaves]
 
 
 def _may_be_negative(backend: Backend, x: Array) -> bool:
@@ -431,7 +446,7 @@ def _slice_of(op: str, n: int, part: SlicePart) -> tuple[int, int, int]:
 
 def _broadcast_shapes(op: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
     """NumPy's broadcast of the index arrays' shapes, or a clear error."""
-    rank = max((len(s) for s in shapes), default=0)
+    rank = max([0, *[len(s) for s in shapes]])  # (Dynamo takes no default= in max)
     result = []
     for axis in range(rank):
         sizes = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0} - {1}
