@@ -318,6 +318,9 @@ BOOL_EXPRESSIONS = {
     "np.True_, -1": (np.True_, -1),
     "[0, 1], True, ::-2": ([0, 1], True, slice(None, None, -2)),
     "[[True, False, True]] mask, True": (slice(None), np.array([True, False, True]), True),
+    "list mask, True": ([True, False], True),  # a list of bools is known: also traced
+    "2-D list mask": ([[True, False, True], [False, True, True]],),
+    "empty list mask": (slice(None), [[]]),
 }
 
 
@@ -467,12 +470,13 @@ def test_bools_as_torch_indexing(name):
 
 @pytest.mark.backends("jax")
 @pytest.mark.parametrize(
-    "name", [n for n in BOOL_EXPRESSIONS if n not in ("np.True_, -1", "None, False, :")]
+    "name",
+    [n for n in BOOL_EXPRESSIONS if n not in ("np.True_, -1", "None, False, :", "empty list mask")],
 )
 def test_bools_as_jax_indexing(name):
     """JAX's own indexing agrees where it defines the expression like NumPy (no np.bool_
     scalar; ``x[None, False, :]`` has shape (1, 0, 1, 3, 4) in JAX 0.10, NumPy's is
-    (1, 0, 2, 3, 4))."""
+    (1, 0, 2, 3, 4); ``jnp.asarray([[]])`` is float32, so no empty list)."""
     import jax.numpy as jnp
 
     idx = BOOL_EXPRESSIONS[name]

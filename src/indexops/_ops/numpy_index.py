@@ -25,6 +25,7 @@ shape and static index parts; per call only the start indices are built from it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import operator
@@ -146,6 +147,8 @@ def _classify(op: str, backend: Backend, x: Array, item: Any) -> tuple[Any, Arra
         return IntPart(int(item)), None
     if isinstance(item, (list, tuple)):
         item = _sequence_array(op, backend, x, item)
+        if isinstance(item, SequenceMask):
+            return _MASK, item
     if not is_array(item):
         raise type_error(op, "idx", _short(item), ALLOWED)
     if type(item) is not type(x):
@@ -178,8 +181,31 @@ def _slice_entry(op: str, item: slice, value: Any) -> int | None:
     )
 
 
-def _sequence_array(op: str, backend: Backend, x: Array, item: Any) -> Array:
-    """A (nested) list or tuple of Python ints or bools as an array of ``x``'s library.
+@dataclass(frozen=True)
+class SequenceMask:
+    """A (nested) sequence of bools: a mask whose values are known without reading an
+    array, so it works under ``jax.jit`` and ``torch.compile`` too."""
+
+    shape: tuple[int, ...]
+    values: tuple[bool, ...]  # in row-major order
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def positions(self) -> list[list[int]]:
+        """Per dim, the coordinates of the true entries in row-major order."""
+        true = [
+            at
+            for at, value in zip(itertools.product(*map(range, self.shape)), self.values)
+            if value
+        ]
+        return [[at[d] for at in true] for d in range(self.ndim)]
+
+
+def _sequence_array(op: str, backend: Backend, x: Array, item: Any) -> Array | SequenceMask:
+    """A (nested) list or tuple of Python ints as an array of ``x``'s library, or of
+    bools as a :class:`SequenceMask`.
 
     Plain Python (no NumPy object array), so that ``torch.compile`` traces it."""
     nested = _nested(item)
@@ -189,13 +215,15 @@ def _sequence_array(op: str, backend: Backend, x: Array, item: Any) -> Array:
     bools = [isinstance(v, (bool, np.bool_)) for v in leaves]
     ints = [isinstance(v, numbers.Integral) and not b for v, b in zip(leaves, bools)]
     if leaves and all(bools):
-        dtype = backend.xp.bool
-    elif all(ints):
-        dtype = backend.index_dtype()
-    else:
+        return SequenceMask(shape, tuple(bool(v) for v in leaves))
+    if not all(ints):
         raise type_error(op, "idx", _short(item), "sequences of ints only or of bools only")
-    values = [bool(v) if dtype is backend.xp.bool else int(v) for v in leaves]
-    flat = backend.xp.asarray(values, dtype=dtype, device=backend.device(x))
+    return _index_array(backend, x, [int(v) for v in leaves], shape)
+
+
+def _index_array(backend: Backend, x: Array, values: list[int], shape: tuple[int, ...]) -> Array:
+    """Python ints as an index array of ``x``'s library and device, of ``shape``."""
+    flat = backend.xp.asarray(values, dtype=backend.index_dtype(), device=backend.device(x))
     return backend.xp.reshape(flat, shape)
 
 
@@ -266,6 +294,8 @@ def _true_positions(
             f"(x dims {start}..{start + mask.ndim - 1} of {tuple(x.shape)}; a dim of "
             "size 0 matches any size)",
         )
+    if isinstance(mask, SequenceMask):
+        return tuple(_index_array(backend, x, p, (len(p),)) for p in mask.positions())
     reader = _mask_backend(op, backend, x, mask)
     unknown = "a boolean array whose values are unknown"
     try:  # an empty read: it fails where values cannot be read (tracers, meta tensors)
