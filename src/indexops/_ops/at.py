@@ -82,12 +82,14 @@ def at(x: Array, idx: Any = _NO_INDEX) -> At:
     idx : index expression, optional
         What NumPy indexing accepts: ints (negative ones count from the end), slices with
         any step, ``None``, ``...``, integer arrays and (nested) sequences of ints, which
-        broadcast together, boolean arrays and sequences of bools, and tuples mixing them.
-        Advanced (array) indices go where NumPy puts them. An int out of range is an error,
-        as in NumPy; out-of-range values of an integer array follow ``mode``. Boolean
-        arrays are read when the method is called (the result's shape depends on their
-        values), so they are refused where values are unknown, e.g. under ``jax.jit``.
-        Index arrays must belong to ``x``'s library (with a Dask ``x``, NumPy ones too).
+        broadcast together, boolean arrays and sequences of bools, Python bools (NumPy's
+        0-d masks), and tuples mixing them; slice bounds may be anything with
+        ``__index__``. Advanced (array) indices go where NumPy puts them. An int out of
+        range is an error, as in NumPy; out-of-range values of an integer array follow
+        ``mode``. Boolean arrays are read when the method is called (the result's shape
+        depends on their values), so they are refused where values are unknown, e.g.
+        under ``jax.jit``. Index arrays must belong to ``x``'s library (with a Dask
+        ``x``, NumPy ones too).
 
     Returns
     -------
