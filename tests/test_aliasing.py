@@ -74,6 +74,29 @@ def test_at_with_updates_viewing_x(xp):
         assert_same(got, to_numpy(expected))
 
 
+@WITH_VALUES
+@pytest.mark.parametrize("idx", [(slice(1, None),), (slice(None, None, -1), 0), (-1, slice(1, 3))])
+def test_at_slices_with_updates_viewing_x(xp, idx):
+    """Basic expressions (the library's own slicing where it has it): y overlapping x[idx]
+    shifted, reversed, or as x[idx] itself."""
+    table = np.arange(3.0 * 4).reshape(3, 4) + 1
+    for method in ("set", "add", "max", "apply"):
+        x = from_numpy(xp, table.copy())
+        y = x[(slice(None, -1), *idx[1:])] if idx[0] == slice(1, None) else x[idx]
+        expected = table.copy()
+        values = np.array(to_numpy(y), copy=True)
+        old = expected[idx]
+        expected[idx] = {
+            "set": values,
+            "add": old + values,
+            "max": np.maximum(old, values),
+            "apply": old * 2 + values,
+        }[method]
+        args = (lambda old, new: old * 2 + new, y) if method == "apply" else (y,)
+        got = getattr(indexops.at(x)[idx], method)(*args, copy=None)
+        assert_same(got, expected)
+
+
 def test_paged_cache_copying_blocks_within_itself(xp):
     # vLLM's copy_blocks: blocks 0 and 1 of a cache copied into blocks 1 and 2
     cache = np.arange(4 * 2 * 1 * 3, dtype=np.float32).reshape(4, 2, 1, 3)

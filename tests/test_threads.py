@@ -41,6 +41,7 @@ def calls(make):
         make(table), make(rows[:, None]), **ROW_GATHER, slice_sizes=(1, 8)
     )
     out["at add"] = lambda: indexops.at(make(table))[make(rows), 1:5].add(1.0)
+    out["at slices max"] = lambda: indexops.at(make(table))[::-2, 1:5].max(0.5)  # own slicing
     return out
 
 

@@ -17,11 +17,20 @@ import numpy as np
 
 from .._backends import Backend, backend_for, is_array
 from .._errors import type_error, value_error
+from .._plan.executors import executor, signature
 from .._typing import Array
 from .._validate.arguments import as_flag, casts_in_kind, check_scalar, writes_in_place
+from .._validate.combiners import Combiner, Named, resolve
 from .._validate.modes import GatherMode, ScatterMode
 from .gather import gather
-from .numpy_index import IndexPlan, index_plan, parse_index, start_indices
+from .numpy_index import (
+    BasicIndex,
+    IndexPlan,
+    basic_index,
+    index_plan,
+    parse_index,
+    start_indices,
+)
 from .scatter import scatter
 
 OP = "at"
@@ -272,12 +281,17 @@ class At:
         op = "at.get"
         default = GatherMode.CLIP  # JAX's default for reads
         gather_mode = GatherMode.parse(op, default if mode is None else mode, jax_names=True)
-        backend, plan, starts = self._lowered(op)
+        as_flag(op, "indices_are_sorted", indices_are_sorted)
+        as_flag(op, "unique_indices", unique_indices)
+        lowering = self._lowered(op)
+        backend, plan, basic = lowering.backend, lowering.plan, lowering.basic
         if plan.empty_dims:  # a gather window must fit: only an empty read is possible
             return _empty_read(op, backend, self._x, plan)
+        if basic is not None:
+            return _read_basic(backend, basic, self._x)
         return gather(
             self._x,
-            starts,
+            lowering(self._x, self._idx),
             offset_dims=plan.offset_dims,
             collapsed_slice_dims=plan.collapsed_dims,
             start_index_map=plan.start_map,
@@ -497,21 +511,20 @@ class At:
 
     # -- shared by the methods ------------------------------------------------------------
 
-    def _lowered(self, op: str, y: Any = None) -> tuple[Backend, IndexPlan, Array]:
-        """The backend, the cached plan of the index expression, and its start indices.
+    def _lowered(self, op: str, y: Any = None) -> _Lowering:
+        """The index expression validated and planned: looked up by its signature, made
+        the first time (see :func:`_lower`).
 
-        The backend checks the arrays of the call first (``y`` too, where it is an array of
-        ``x``'s type: one of another type gets :func:`backend_for`'s checks later)."""
+        ``y``, where it is an array of ``x``'s type, is checked with ``x`` on every call
+        (one of another type gets :func:`backend_for`'s checks later)."""
         if self._idx is _NO_INDEX:
             raise type_error(op, "idx", "no index", "an index: at(x)[idx] or at(x, idx)")
-        x = self._x
-        backend = backend_for(op, x=x)
-        parts, arrays = parse_index(op, backend, x, self._idx)
-        names = ["idx"] if len(arrays) == 1 else [f"idx (array {k})" for k in range(len(arrays))]
-        checked = {"x": x, **dict(zip(names, arrays)), **({"y": y} if type(y) is type(x) else {})}
-        backend.check_arrays(op, checked)  # arrays of x's type skip backend_for's check
-        plan = index_plan(op, tuple(x.shape), parts)
-        return backend, plan, start_indices(backend, plan, arrays, x)
+        x, idx = self._x, self._idx
+        key = _index_signature(x, idx)
+        lowering = executor(key, lambda: _lower(op, x, idx, cached=key is not None))
+        if type(y) is type(x):
+            lowering.backend.check_arrays(op, {"x": x, "y": y})
+        return lowering
 
     def _update(
         self,
@@ -528,19 +541,24 @@ class At:
         x = self._x
         default = ScatterMode.DROP  # JAX's default for updates
         scatter_mode = ScatterMode.parse(op, default if mode is None else mode, jax_names=True)
-        backend, plan, starts = self._lowered(op, y)
+        lowering = self._lowered(op, y)
+        backend, plan = lowering.backend, lowering.plan
         kinds = update.kinds
         if kinds is not None and not any(backend.has_kind(x.dtype, kind) for kind in kinds):
             raise type_error(op, "x.dtype", str(x.dtype), f"a dtype of kind {' or '.join(kinds)}")
-        writes_in_place(backend, op, x, copy, name="x")
+        in_place = writes_in_place(backend, op, x, copy, name="x")
+        as_flag(op, "indices_are_sorted", indices_are_sorted)
         unique_indices = as_flag(op, "unique_indices", unique_indices)
         updates = _updates(op, backend, x, y, plan.result_shape, update.negate)
         computation = f if f is not None else update.computation
         if computation in _XP_COMBINERS:
             computation = backend.elementwise(_XP_COMBINERS[computation])
+        combiner = resolve(op, backend.xp, computation)
+        if lowering.basic is not None and combiner.named not in _SIGNED_ZEROS:
+            return _write_basic(backend, lowering.basic, x, updates, combiner, in_place)
         return scatter(
             x,
-            starts,
+            lowering(x, self._idx),
             updates,
             update_window_dims=plan.offset_dims,
             inserted_window_dims=plan.collapsed_dims,
@@ -585,6 +603,115 @@ def _updates(
     if negate:  # broadcast_to below also makes NumPy's 0-d result an array again
         y = backend.negative(y)
     return y if tuple(y.shape) == shape and not negate else xp.broadcast_to(y, shape)
+
+
+# -- executors per index-expression signature ----------------------------------------------
+
+_ARRAY = ("array",)  # an index array's place in a signature (its facts follow the static ones)
+_PLAIN_BOUNDS = frozenset({int, type(None)})
+
+
+def _index_signature(x: Array, idx: Any) -> tuple[Any, ...] | None:
+    """What the lowering of ``idx`` on ``x`` depends on: its ints, slices, ``None`` and
+    ``...`` by value, and each index array's type, shape, dtype and device, with ``x``'s.
+
+    None (lowered on every call) for anything else: boolean arrays and bools, whose
+    values set the plan; sequences; arrays of another library; NumPy integers, floats
+    and bools, which compare equal to ints.
+    """
+    items = idx if type(idx) is tuple else (idx,)
+    static: list[Any] = [OP, type(idx) is tuple]
+    arrays = []
+    for item in items:
+        kind = type(item)
+        if kind is int or item is None or item is Ellipsis:
+            static.append(item)
+        elif kind is slice:
+            bounds = (item.start, item.stop, item.step)
+            if not _PLAIN_BOUNDS.issuperset(map(type, bounds)):
+                return None
+            static.append(bounds)
+        elif kind is type(x) and not str(item.dtype).endswith("bool"):
+            static.append(_ARRAY)
+            arrays.append(item)
+        else:
+            return None
+    return signature(tuple(static), x, *arrays)
+
+
+class _Lowering:
+    """An index expression validated and planned for one signature: the backend, the
+    plan, the library's own key where the expression is basic (NumPy and torch), and,
+    where the lowering is not kept, the index arrays it found (a mask's positions).
+    Called with a call's ``x`` and ``idx``, it gives the start indices."""
+
+    __slots__ = ("arrays", "backend", "basic", "plan")
+
+    def __init__(
+        self,
+        backend: Backend,
+        plan: IndexPlan,
+        basic: BasicIndex | None,
+        arrays: list[Array] | None,
+    ) -> None:
+        self.backend, self.plan, self.basic, self.arrays = backend, plan, basic, arrays
+
+    def __call__(self, x: Array, idx: Any) -> Array:
+        arrays = self.arrays
+        if arrays is None:  # a kept lowering: the arrays are the items of x's type
+            items = idx if type(idx) is tuple else (idx,)
+            arrays = [item for item in items if type(item) is type(x)]
+        return start_indices(self.backend, self.plan, arrays, x)
+
+
+_OWN_SLICING = {"numpy": True, "torch": False}  # libraries whose slicing at runs, and
+# whether it takes negative steps
+
+
+def _lower(op: str, x: Array, idx: Any, cached: bool) -> _Lowering:
+    """Validate and plan ``idx`` on ``x``; keep its arrays unless the lowering is cached."""
+    backend = backend_for(op, x=x)
+    parts, arrays = parse_index(op, backend, x, idx)
+    names = ["idx"] if len(arrays) == 1 else [f"idx (array {k})" for k in range(len(arrays))]
+    backend.check_arrays(op, {"x": x, **dict(zip(names, arrays))})  # x's type skips backend_for
+    plan = index_plan(op, tuple(x.shape), parts)
+    negative_steps = _OWN_SLICING.get(backend.name)
+    basic = None
+    if negative_steps is not None and not plan.empty_dims:
+        basic = basic_index(op, tuple(x.shape), parts, negative_steps)
+    return _Lowering(backend, plan, basic, None if cached else arrays)
+
+
+def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:
+    """``x[idx]`` for a basic ``idx``, by the library's own slicing, as a new array."""
+    view = x[basic.key]
+    if basic.flips:
+        return backend.xp.flip(view, axis=basic.flips)
+    return backend.copy(view)
+
+
+def _write_basic(
+    backend: Backend, basic: BasicIndex, x: Array, y: Array, combiner: Combiner, in_place: bool
+) -> Array:
+    """``x[idx] = combiner(x[idx], y)`` for a basic ``idx`` (no element repeats), by the
+    library's own slicing; ``y`` is read before anything is written."""
+    xp = backend.xp
+    out = x if in_place else backend.copy(x)
+    if basic.flips:  # the key takes the elements in increasing order: so must y
+        y = xp.flip(y, axis=basic.flips)
+    if combiner.fn is None:
+        if in_place and backend.shares_memory(y, out):
+            y = backend.copy(y)
+        out[basic.key] = y
+        return out
+    new = combiner.fn(out[basic.key], y)  # a new array: y is read before the write
+    out[basic.key] = new if new.dtype == x.dtype else xp.astype(new, x.dtype)
+    return out
+
+
+# min and max: the core's scatter gives IEEE-754 signed zeros, which the library's own
+# minimum and maximum may not
+_SIGNED_ZEROS = (Named.MIN, Named.MAX)
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:

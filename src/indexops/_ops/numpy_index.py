@@ -534,6 +534,42 @@ def _plan_of(
     )
 
 
+# -- basic expressions as the library's own slicing -------------------------------------------
+
+
+@dataclass(frozen=True)
+class BasicIndex:
+    """A basic index expression (ints, slices, ``None``, ``...``) as the library's own
+    key: ``x[key]``, flipped along ``flips`` (result dims), is ``x[idx]``. ``flips`` holds
+    the dims of slices with a negative step where the library takes none (torch): the key
+    has the same elements in increasing order."""
+
+    key: tuple[Any, ...]
+    flips: tuple[int, ...]
+
+
+def basic_index(
+    op: str, shape: tuple[int, ...], parts: tuple[Part, ...], negative_steps: bool
+) -> BasicIndex | None:
+    """``parts`` as a :class:`BasicIndex`, or None where they hold arrays or bools."""
+    if any(isinstance(p, _ADVANCED_PARTS) for p in parts):
+        return None
+    key: list[Any] = []
+    flips: list[int] = []
+    for part, dim in _per_dim(op, shape, parts):
+        if part is None or isinstance(part, IntPart):
+            key.append(part if part is None else part.value)
+            continue
+        start, step, size = _slice_of(op, shape[dim], part)
+        if step > 0 or negative_steps:
+            key.append(slice(part.start, part.stop, part.step))
+            continue
+        flips.append(sum(1 for k in key if not isinstance(k, int)))  # its result dim
+        first = start + step * (size - 1)  # the same elements, in increasing order
+        key.append(slice(first, first - step * size, -step) if size else slice(0, 0, 1))
+    return BasicIndex((*key, Ellipsis), tuple(flips))  # ...: a 0-d array, never a scalar
+
+
 # -- per call: the start indices ------------------------------------------------------------
 
 
