@@ -554,7 +554,7 @@ class At:
         if computation in _XP_COMBINERS:
             computation = backend.elementwise(_XP_COMBINERS[computation])
         combiner = resolve(op, backend.xp, computation)
-        if lowering.basic is not None and combiner.named not in _SIGNED_ZEROS:
+        if lowering.basic is not None and _own_arithmetic(backend, x.dtype, combiner):
             return _write_basic(backend, lowering.basic, x, updates, combiner, in_place)
         return scatter(
             x,
@@ -712,6 +712,19 @@ def _write_basic(
 # min and max: the core's scatter gives IEEE-754 signed zeros, which the library's own
 # minimum and maximum may not
 _SIGNED_ZEROS = (Named.MIN, Named.MAX)
+# libraries without arithmetic on unsigned integers wider than 8 bits (torch's add)
+_NARROW_UNSIGNED_ONLY = frozenset({"torch"})
+
+
+def _own_arithmetic(backend: Backend, dtype: Any, combiner: Combiner) -> bool:
+    """Whether the library's own slicing and elementwise ``combiner`` do the update."""
+    if combiner.fn is None:
+        return True
+    if combiner.named in _SIGNED_ZEROS:
+        return False
+    return backend.name not in _NARROW_UNSIGNED_ONLY or not (
+        backend.has_kind(dtype, "unsigned integer") and backend.iinfo(dtype).bits > 8
+    )
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
