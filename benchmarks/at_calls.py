@@ -4,16 +4,13 @@
 per backend: for each method on a small call (8 rows of a [64, 16] float64 table) and for a
 strided read (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of
 ``indexops.at``, of array-api-extra's ``at`` (``copy=True``, where it has the method) and of
-the native expression, and the ratio of ``at`` to each. Forms are sampled alternately (the
-order rotates every round; a sample is as many calls as take about 2 ms), so that a burst
-of load on a shared machine hits them alike.
+the native expression, and the ratio of ``at`` to each, sampled alternately
+(:mod:`.interleaved`).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +19,8 @@ import numpy as np
 
 import indexops
 
-SAMPLE_SECONDS = 2e-3
+from .interleaved import medians
+
 Forms = dict[str, Callable[[], object]]
 
 
@@ -88,26 +86,6 @@ def strided_read(xp: Any, library: str) -> Forms:
 
 def _copy(x: Any, library: str) -> Any:
     return x.clone() if library == "torch" else x.copy()
-
-
-def medians(forms: Forms, rounds: int) -> dict[str, float]:
-    """Seconds per call of each form: the median of ``rounds`` interleaved samples."""
-    calls = {}
-    for name, fn in forms.items():
-        fn()  # warm up (plans, executors)
-        start = time.perf_counter()
-        fn()
-        calls[name] = max(1, int(SAMPLE_SECONDS / max(time.perf_counter() - start, 1e-7)))
-    samples: dict[str, list[float]] = {name: [] for name in forms}
-    names = list(forms)
-    for r in range(rounds):
-        for name in names[r % len(names) :] + names[: r % len(names)]:
-            fn, n = forms[name], calls[name]
-            start = time.perf_counter()
-            for _ in range(n):
-                fn()
-            samples[name].append((time.perf_counter() - start) / n)
-    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def _us(seconds: float | None) -> str:

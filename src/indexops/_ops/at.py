@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -521,7 +521,9 @@ class At:
             raise type_error(op, "idx", "no index", "an index: at(x)[idx] or at(x, idx)")
         x, idx = self._x, self._idx
         key = _index_signature(x, idx)
-        lowering = executor(key, lambda: _lower(op, x, idx, cached=key is not None))
+        lowering = cast(
+            _Lowering, executor(key, lambda: _lower(op, x, idx, cached=key is not None))
+        )
         if type(y) is type(x):
             lowering.backend.check_arrays(op, {"x": x, "y": y})
         return lowering
@@ -631,12 +633,25 @@ def _index_signature(x: Array, idx: Any) -> tuple[Any, ...] | None:
             if not _PLAIN_BOUNDS.issuperset(map(type, bounds)):
                 return None
             static.append(bounds)
-        elif kind is type(x) and not str(item.dtype).endswith("bool"):
+        elif kind is type(x) and not _is_bool(item.dtype):
             static.append(_ARRAY)
             arrays.append(item)
         else:
             return None
     return signature(tuple(static), x, *arrays)
+
+
+_BOOL_DTYPES: dict[Any, bool] = {}  # dtype -> whether it is bool (str costs microseconds)
+
+
+def _is_bool(dtype: Any) -> bool:
+    try:
+        return _BOOL_DTYPES[dtype]
+    except KeyError:
+        found = _BOOL_DTYPES[dtype] = str(dtype).endswith("bool")  # an atomic insert
+        return found
+    except TypeError:  # an unhashable dtype object
+        return str(dtype).endswith("bool")
 
 
 class _Lowering:

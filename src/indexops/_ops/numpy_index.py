@@ -579,7 +579,7 @@ def start_indices(backend: Backend, plan: IndexPlan, arrays: list[Array], like: 
     batch = plan.batch_shape
     columns = [_column(backend, column, arrays, like) for column in plan.columns]
     if len(columns) == 1 and tuple(columns[0].shape) == batch:  # e.g. one index array
-        return xp.reshape(columns[0], (*batch, 1))
+        return backend.reshape(columns[0], (*batch, 1))
     if not columns:
         return backend.full((*batch, 0), 0, backend.index_dtype(), like)
     return xp.stack([xp.broadcast_to(c, batch) for c in columns], axis=-1)
