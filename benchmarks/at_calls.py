@@ -57,6 +57,15 @@ def small_calls(xp: Any, library: str) -> dict[str, Forms]:
             "array-api-extra": lambda: xpx.at(table)[rows].add(y, copy=True),
             "native": native_add,
         },
+        "set [8:16] (own slicing)": {
+            "at": lambda: indexops.at(table)[8:16].set(y),
+            "array-api-extra": lambda: xpx.at(table)[8:16].set(y, copy=True),
+            "native": lambda: _sliced_set(table, y, library),
+        },
+        "add [8:16] (own slicing)": {
+            "at": lambda: indexops.at(table)[8:16].add(y),
+            "array-api-extra": lambda: xpx.at(table)[8:16].add(y, copy=True),
+        },
         "max": {
             "at": lambda: indexops.at(table)[rows].max(y),
             "array-api-extra": lambda: xpx.at(table)[rows].max(y, copy=True),
@@ -82,6 +91,12 @@ def strided_read(xp: Any, library: str) -> Forms:
         "at": lambda: indexops.at(table)[::-2, 1:60:3].get(),
         "native": lambda: table[::-2, 1:60:3].copy(),
     }
+
+
+def _sliced_set(table: Any, y: Any, library: str) -> Any:
+    out = _copy(table, library)
+    out[8:16] = y
+    return out
 
 
 def _copy(x: Any, library: str) -> Any:

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._backends import Backend, backend_for, is_array
 from .._errors import type_error, value_error
+from .._plan.cache import static_cache
 from .._plan.executors import executor, signature
 from .._typing import Array
 from .._validate.arguments import as_flag, casts_in_kind, check_scalar, writes_in_place
@@ -546,7 +547,7 @@ class At:
         lowering = self._lowered(op, y)
         backend, plan = lowering.backend, lowering.plan
         kinds = update.kinds
-        if kinds is not None and not any(backend.has_kind(x.dtype, kind) for kind in kinds):
+        if kinds is not None and not _of_kinds(backend, x.dtype, kinds):
             raise type_error(op, "x.dtype", str(x.dtype), f"a dtype of kind {' or '.join(kinds)}")
         in_place = writes_in_place(backend, op, x, copy, name="x")
         as_flag(op, "indices_are_sorted", indices_are_sorted)
@@ -555,7 +556,11 @@ class At:
         computation = f if f is not None else update.computation
         if computation in _XP_COMBINERS:
             computation = backend.elementwise(_XP_COMBINERS[computation])
-        combiner = resolve(op, backend.xp, computation)
+        combiner = (
+            resolve(op, backend.xp, computation)
+            if callable(computation)
+            else _named_combiner(op, backend.xp, computation)
+        )
         if lowering.basic is not None and _own_arithmetic(backend, x.dtype, combiner):
             return _write_basic(backend, lowering.basic, x, updates, combiner, in_place)
         return scatter(
@@ -572,6 +577,18 @@ class At:
             unique_indices=unique_indices,
             copy=copy,
         )
+
+
+@static_cache()
+def _of_kinds(backend: Backend, dtype: Any, kinds: tuple[str, ...]) -> bool:
+    """Whether ``dtype`` is of one of ``kinds``, once per backend and dtype."""
+    return any(backend.has_kind(dtype, kind) for kind in kinds)
+
+
+@static_cache()
+def _named_combiner(op: str, xp: Any, computation: str | None) -> Combiner:
+    """:func:`resolve` of a named combiner (or None), once per library."""
+    return resolve(op, xp, computation)
 
 
 def _updates(
