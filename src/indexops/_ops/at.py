@@ -658,14 +658,17 @@ def _index_signature(x: Array, idx: Any) -> tuple[Any, ...] | None:
     return signature(tuple(static), x, *arrays)
 
 
-_BOOL_DTYPES: dict[Any, bool] = {}  # dtype -> whether it is bool (str costs microseconds)
+# (dtype's type, dtype) -> whether it is bool (str costs microseconds); the type first, so
+# that dtypes of different libraries are never compared
+_BOOL_DTYPES: dict[tuple[type, Any], bool] = {}
 
 
 def _is_bool(dtype: Any) -> bool:
+    key = (type(dtype), dtype)
     try:
-        return _BOOL_DTYPES[dtype]
+        return _BOOL_DTYPES[key]
     except KeyError:
-        found = _BOOL_DTYPES[dtype] = str(dtype).endswith("bool")  # an atomic insert
+        found = _BOOL_DTYPES[key] = str(dtype).endswith("bool")  # an atomic insert
         return found
     except TypeError:  # an unhashable dtype object
         return str(dtype).endswith("bool")
