@@ -17,8 +17,6 @@ of the rows to check they are in range, ``index_select`` without a clamp when th
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -26,11 +24,12 @@ import torch
 
 from indexops._backends._torch import TorchBackend
 
+from .interleaved import medians
+
 WIDTHS = (16, 128, 1024)
 COUNTS = (8, 64, 256, 1024, 4096, 16384, 65536, 262144)
 MAX_RESULT_BYTES = 128 * 2**20
 MAX_TABLE_BYTES = 256 * 2**20
-SAMPLE_SECONDS = 2e-3  # calls per sample: enough for about this long
 
 
 def forms(table: torch.Tensor, idx: torch.Tensor) -> dict[str, Callable[[], object]]:
@@ -68,22 +67,9 @@ def measure(width: int, count: int, samples: int) -> dict[str, float]:
     idx = torch.from_numpy(rng.integers(0, n, count))
     candidates = forms(table, idx)
     expected = table.numpy()[idx.numpy()]
-    calls = {}
     for name, fn in candidates.items():
         assert np.array_equal(np.asarray(fn()), expected), name
-        start = time.perf_counter()
-        fn()
-        calls[name] = max(1, int(SAMPLE_SECONDS / max(time.perf_counter() - start, 1e-7)))
-    times: dict[str, list[float]] = {name: [] for name in candidates}
-    names = list(candidates)
-    for round_ in range(samples):
-        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
-            fn, k = candidates[name], calls[name]
-            start = time.perf_counter()
-            for _ in range(k):
-                fn()
-            times[name].append((time.perf_counter() - start) / k)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return medians(candidates, samples)
 
 
 def main() -> None:

@@ -74,6 +74,36 @@ def test_at_with_updates_viewing_x(xp):
         assert_same(got, to_numpy(expected))
 
 
+# (idx, what y views): x[idx] shifted by a row, reversed, and x[idx] itself
+VIEWING_X = [
+    ((slice(1, None), slice(None)), (slice(None, -1), slice(None))),
+    ((slice(None, None, -1), 0), (slice(None), 0)),
+    ((-1, slice(1, 3)), (-1, slice(1, 3))),
+]
+
+
+@WITH_VALUES
+@pytest.mark.parametrize(("idx", "viewed"), VIEWING_X, ids=str)
+def test_at_slices_with_updates_viewing_x(xp, idx, viewed):
+    """Basic expressions (the library's own slicing where it has it) with y a view of x."""
+    table = np.arange(3.0 * 4).reshape(3, 4) + 1
+    for method in ("set", "add", "max", "apply"):
+        x = from_numpy(xp, table.copy())
+        values = table[viewed].copy()
+        old = table[idx]
+        expected = table.copy()
+        expected[idx] = {
+            "set": values,
+            "add": old + values,
+            "max": np.maximum(old, values),
+            "apply": old * 2 + values,
+        }[method]
+        y = x[viewed]
+        args = (lambda old, new: old * 2 + new, y) if method == "apply" else (y,)
+        got = getattr(indexops.at(x)[idx], method)(*args, copy=None)
+        assert_same(got, expected)
+
+
 def test_paged_cache_copying_blocks_within_itself(xp):
     # vLLM's copy_blocks: blocks 0 and 1 of a cache copied into blocks 1 and 2
     cache = np.arange(4 * 2 * 1 * 3, dtype=np.float32).reshape(4, 2, 1, 3)

@@ -253,6 +253,9 @@ def broken_promises(
         "at get": lambda: indexops.at(x)[flat].get(mode="promise_in_bounds"),
         "at add": lambda: indexops.at(x)[flat].add(1, mode="promise_in_bounds", copy=False),
         "at set": lambda: indexops.at(x)[flat].set(u, mode="promise_in_bounds"),
+        # basic expressions run as the library's own slicing: no index value at all
+        "at slices add": lambda: indexops.at(x)[::-1, 1:].add(1, mode="promise_in_bounds"),
+        "at slices get": lambda: indexops.at(x)[-1, ::-2].get(unique_indices=True),
         "scatter_update": lambda: indexops.scatter_update(x, -2, convert(rows.T), u),
         "dynamic_slice": lambda: indexops.dynamic_slice(x, (r[1, 0], r[0, 0]), (1, width)),
         "dynamic_update_slice": lambda: indexops.dynamic_update_slice(x, u[:1], (r[1, 0], r[0, 0])),

@@ -52,6 +52,7 @@ def calls(make):
         update_window_dims=(), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(1,),
         index_vector_dim=2, input_batching_dims=(0,), scatter_indices_batching_dims=(0,),
     )  # fmt: skip
+    out["at slices max"] = lambda: indexops.at(make(table))[::-2, 1:5].max(0.5)  # own slicing
     return out
 
 

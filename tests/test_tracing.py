@@ -53,6 +53,20 @@ def scatter_update(cache: Any, slots: Any, tokens: Any) -> Any:
     return indexops.scatter_update(cache, -2, slots, tokens, copy=True)
 
 
+def at_get(operand: Any, rows: Any) -> Any:
+    return indexops.at(operand)[rows[:, 0]].get()
+
+
+def at_add(input: Any, rows: Any, updates: Any) -> Any:
+    """An index array, a slice and a Python int list mixed."""
+    return indexops.at(input)[rows[:, 0], 1:].add(updates[:, 1:])
+
+
+def at_set(input: Any, updates: Any) -> Any:
+    """A list (a constant of the traced function), a negative step and a repeat."""
+    return indexops.at(input)[[3, 0, 3], ::-2].set(updates[:3, :2])
+
+
 OPERAND = np.arange(12.0).reshape(4, 3)
 ROWS = np.array([[3], [0], [9], [-2], [3]])  # out of bounds both ways, and a duplicate
 UPDATES = np.arange(15.0).reshape(5, 3) + 100
@@ -99,6 +113,9 @@ CALLS: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("slice_scatter", slice_scatter, (OPERAND, STRIDED)),
     ("scatter_update", scatter_update, (CACHE, SLOTS, TOKENS)),
     ("onnx scatter_elements", onnx_scatter_elements, (ELEMENT_DATA, ELEMENT_PICKS, UPDATES[:1])),
+    ("at get", at_get, (OPERAND, ROWS)),
+    ("at add", at_add, (OPERAND, ROWS, UPDATES)),
+    ("at set", at_set, (OPERAND, UPDATES)),
 ]
 IDS = [name for name, *_ in CALLS]
 
@@ -261,6 +278,31 @@ def test_torch_compile_fullgraph(torch: Any, name: str, fn: Callable[..., Any], 
     for shapes in (args, shrunk(name, args)):  # the second recompiles with dynamic shapes
         got = compiled(*[torch.asarray(a.copy()) for a in shapes])
         np.testing.assert_array_equal(got.numpy(), expected(fn, shapes))
+
+
+def every_at_method(x: Any, rows: Any, y: Any) -> Any:
+    """Each method of ``at`` once, on tensor, list and mixed indices. divide, power and
+    apply on distinct positions, promised: repeats take as many passes as the most
+    repeated position has updates, a count only the values tell."""
+    x = indexops.at(x)[rows].subtract(y)
+    x = indexops.at(x)[[0, 2], 1].multiply(y[:2, 0])
+    x = indexops.at(x)[rows[:2], [1, 2]].divide(2.0, unique_indices=True)
+    x = indexops.at(x)[1:, rows[:2]].power(y[:2, :2] / 10, unique_indices=True)
+    x = indexops.at(x)[::2].min(y[:2])
+    x = indexops.at(x)[rows, ...].max(y)
+    twice_plus = lambda old, new: old * 3 + new  # noqa: E731
+    x = indexops.at(x)[[True, False, True]].apply(twice_plus, 1.0, unique_indices=True)
+    return indexops.at(x)[rows, None, 0].get()
+
+
+@pytest.mark.backends("torch")
+@COMPILES_CLEANLY
+def test_torch_compile_fullgraph_every_at_method(torch: Any):
+    torch._dynamo.reset()
+    args = (OPERAND[:3] + 1, np.array([2, 0, 2]), UPDATES[:3] / 100)  # rows[:2] distinct
+    compiled = torch.compile(every_at_method, fullgraph=True)
+    got = compiled(*[torch.asarray(a.copy()) for a in args])
+    np.testing.assert_allclose(got.numpy(), every_at_method(*args), rtol=1e-12)
 
 
 @pytest.mark.backends("torch")

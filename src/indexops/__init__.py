@@ -10,7 +10,7 @@ standard.
 
 from . import onnx as onnx  # a module of its own: indexops.onnx.gather, ...
 from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
-from ._ops.at import at
+from ._ops.at import At, at
 from ._ops.dynamic_slice import dynamic_slice, dynamic_update_slice
 from ._ops.gather import gather
 from ._ops.scatter import scatter
@@ -18,6 +18,7 @@ from ._ops.scatter_update import scatter_update
 from ._ops.slice_scatter import slice_scatter
 
 __all__ = [
+    "At",
     "IndexOpsError",
     "IndexOpsTypeError",
     "IndexOpsValueError",

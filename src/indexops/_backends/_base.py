@@ -375,12 +375,9 @@ class Backend:
         """``table[rows[k]] = step(table[rows[k]], values[k])`` for each kept ``k`` in
         order, without a host read: pass ``p`` applies the ``p``-th occurrence of every
         row at once (one pass where ``unique``)."""
-        if unique:
-            rank = self.full(rows.shape, 0, self.index_dtype(), rows)
-            if keep is not None:
-                rank = self.where(keep, rank, -1)
-        else:
-            rank = self.occurrence_rank(rows, keep, table.shape[0])
+        if unique:  # one pass, whose count no value decides (torch.compile traces it)
+            return self.set_rows(table, rows, step(self.take_rows(table, rows), values), keep)
+        rank = self.occurrence_rank(rows, keep, table.shape[0])
 
         def one_pass(table: Array, p: int) -> Array:
             new = step(self.take_rows(table, rows), values)

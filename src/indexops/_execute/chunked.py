@@ -137,6 +137,8 @@ def _apply_piece(
     rows, values = (aligned(a) for a in piece)
     if rows.shape[0] == 0 and not first:
         return chunk
+    if isinstance(chunk, np.generic):  # Dask's chunk of a 0-d array may be a NumPy scalar
+        chunk = np.asarray(chunk)
     xp = compat.array_namespace(chunk)
     backend = Backend(xp) if generic else backend_for("scatter", chunk=chunk)
     table = backend.copy(chunk) if first or not _is_aligned(chunk) else chunk

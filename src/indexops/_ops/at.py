@@ -11,15 +11,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
+
+import numpy as np
 
 from .._backends import Backend, backend_for, is_array
 from .._errors import type_error, value_error
+from .._plan.cache import static_cache
+from .._plan.executors import executor, signature
 from .._typing import Array
-from .._validate.arguments import as_flag, check_scalar, writes_in_place
+from .._validate.arguments import as_flag, casts_in_kind, check_scalar, writes_in_place
+from .._validate.combiners import Combiner, Named, resolve
 from .._validate.modes import GatherMode, ScatterMode
 from .gather import gather
-from .numpy_index import IndexPlan, index_plan, parse_index, start_indices
+from .numpy_index import (
+    BasicIndex,
+    IndexPlan,
+    basic_index,
+    index_plan,
+    parse_index,
+    start_indices,
+)
 from .scatter import scatter
 
 OP = "at"
@@ -62,6 +74,8 @@ class _NoIndex:
 
 _NO_INDEX: Any = _NoIndex()
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
 
 def at(x: Array, idx: Any = _NO_INDEX) -> At:
     """The elements ``x[idx]`` of NumPy indexing, to read or to update on any backend.
@@ -78,18 +92,22 @@ def at(x: Array, idx: Any = _NO_INDEX) -> At:
     idx : index expression, optional
         What NumPy indexing accepts: ints (negative ones count from the end), slices with
         any step, ``None``, ``...``, integer arrays and (nested) sequences of ints, which
-        broadcast together, boolean arrays and sequences of bools, and tuples mixing them.
-        Advanced (array) indices go where NumPy puts them. An int out of range is an error,
-        as in NumPy; out-of-range values of an integer array follow ``mode``. Boolean
-        arrays are read when the method is called (the result's shape depends on their
-        values), so they are refused where values are unknown, e.g. under ``jax.jit``.
-        Index arrays must belong to ``x``'s library (with a Dask ``x``, NumPy ones too).
+        broadcast together, boolean arrays and sequences of bools, Python bools (NumPy's
+        0-d masks), and tuples mixing them; slice bounds may be anything with
+        ``__index__``. Advanced (array) indices go where NumPy puts them. An int out of
+        range is an error, as in NumPy; out-of-range values of an integer array follow
+        ``mode``. Boolean arrays are read when the method is called (the result's shape
+        depends on their values), so they are refused where values are unknown, e.g.
+        under ``jax.jit``. Index arrays must belong to ``x``'s library (with a Dask
+        ``x``, NumPy ones too).
 
     Returns
     -------
     At
-        With the methods ``get``, ``set``, ``add``, ``subtract``, ``multiply``,
-        ``divide``, ``power``, ``min``, ``max`` and ``apply``.
+        ``x[idx]`` to read or update, with the methods :meth:`~At.get`,
+        :meth:`~At.set`, :meth:`~At.add`, :meth:`~At.subtract`, :meth:`~At.multiply`,
+        :meth:`~At.divide`, :meth:`~At.power`, :meth:`~At.min`, :meth:`~At.max` and
+        :meth:`~At.apply` (see :class:`At`).
 
     Notes
     -----
@@ -141,19 +159,80 @@ def at(x: Array, idx: Any = _NO_INDEX) -> At:
     return At(x, idx)
 
 
+# What every update method says of ``y`` and its options, written once: ``{options}``
+# ends the description of ``y`` in each docstring.
+_UPDATE_OPTIONS = """\
+It broadcasts to the shape of ``x[idx]``.
+            An array of another dtype is cast to ``x``'s where NumPy's ``same_kind``
+            casting allows it (bool < unsigned < signed integers < real < complex
+            floating, each into its own or a later kind); a Python scalar must be one
+            that ``x``'s dtype holds.
+        mode : {"drop", "clip", "promise_in_bounds"}, optional
+            For out-of-range values of index arrays (after negative values count from the
+            end): ``"drop"`` (default, as JAX does) skips the update, ``"clip"`` moves it
+            to the nearest element, ``"promise_in_bounds"`` is the caller's promise that
+            there are none. ``"fill"`` (JAX's name) means ``"drop"``.
+        indices_are_sorted : bool
+            JAX's hint, passed on to ``scatter``, which accepts it; the result does not
+            depend on it.
+        unique_indices : bool
+            The caller's promise that no element is updated twice; skips duplicate
+            handling (if broken, the result is undefined).
+        copy : bool or None
+            ``True`` (default): a new array, ``x`` untouched; ``False``: write into ``x``
+            and return it (an error for arrays that cannot be written, such as JAX
+            arrays); ``None``: in place where possible, else a copy. array-api-extra's
+            ``at`` defaults to ``None``, after which ``x`` must not be used again; the
+            default here is ``True`` so that a call gives the same result and leaves
+            ``x`` alone on every library, JAX's and NumPy's alike.
+
+        Returns
+        -------
+        array
+            ``x`` with ``x[idx]`` updated, of ``x``'s namespace, device, shape and dtype."""
+
+
+def _with_update_options(method: _Method) -> _Method:
+    """``method`` with ``{options}`` in its docstring replaced by the shared options."""
+    method.__doc__ = (method.__doc__ or "").replace("{options}", _UPDATE_OPTIONS.strip())
+    return method
+
+
 class At:
     """``x[idx]`` as a target of reads and updates; made by :func:`at`.
 
-    The update methods return ``x`` with ``x[idx]`` updated; ``y`` broadcasts to the shape
-    of ``x[idx]`` and must have ``x``'s dtype or be a Python scalar.
+    :meth:`get` reads ``x[idx]`` with one ``gather``; every other method returns ``x``
+    with ``x[idx]`` updated by one ``scatter``. ``y`` broadcasts to the shape of
+    ``x[idx]``; an array of another dtype is cast to ``x``'s where NumPy's ``same_kind``
+    casting allows it, and a Python scalar must be one ``x``'s dtype holds (see the
+    table in the ``at`` guide).
 
-    See :meth:`set` for the parameters every update method shares.
+    Parameters
+    ----------
+    x : array
+        The array to read or update; a NumPy scalar is taken as a 0-d array.
+    idx : index expression, optional
+        As :func:`at` takes it; else given by ``at(x)[idx]``.
+
+    See Also
+    --------
+    at : What makes an ``At``, and the index expressions it takes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import indexops
+    >>> target = indexops.at(np.zeros(4))[1:3]
+    >>> target.add(np.float32(2.5))   # a NumPy float32 scalar, cast to float64
+    array([0. , 2.5, 2.5, 0. ])
+    >>> target.get()
+    array([0., 0.])
     """
 
     __slots__ = ("_idx", "_x")
 
     def __init__(self, x: Array, idx: Any = _NO_INDEX) -> None:
-        self._x = x
+        self._x = np.asarray(x) if isinstance(x, np.generic) else x  # a 0-d array
         self._idx = idx
 
     def __getitem__(self, idx: Any) -> At:
@@ -164,7 +243,14 @@ class At:
     def __repr__(self) -> str:
         return f"at({type(self._x).__name__} of shape {tuple(self._x.shape)}, {self._idx!r})"
 
-    def get(self, *, mode: str | GatherMode | None = None, fill_value: Any = None) -> Array:
+    def get(
+        self,
+        *,
+        mode: str | GatherMode | None = None,
+        fill_value: Any = None,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+    ) -> Array:
         """``x[idx]``, as one ``gather``.
 
         Parameters
@@ -177,6 +263,14 @@ class At:
         fill_value : scalar, optional
             For ``mode="fill"``; default NaN for floats, the minimum of signed integers,
             the maximum of unsigned ones, True for bool.
+        indices_are_sorted, unique_indices : bool
+            JAX's hints, passed on to ``gather``, which accepts them; the result does not
+            depend on them.
+
+        Returns
+        -------
+        array
+            ``x[idx]``, of ``x``'s namespace, device and dtype.
 
         Examples
         --------
@@ -188,26 +282,35 @@ class At:
         op = "at.get"
         default = GatherMode.CLIP  # JAX's default for reads
         gather_mode = GatherMode.parse(op, default if mode is None else mode, jax_names=True)
-        backend, plan, starts = self._lowered(op)
+        as_flag(op, "indices_are_sorted", indices_are_sorted)
+        as_flag(op, "unique_indices", unique_indices)
+        lowering = self._lowered(op)
+        backend, plan, basic = lowering.backend, lowering.plan, lowering.basic
         if plan.empty_dims:  # a gather window must fit: only an empty read is possible
             return _empty_read(op, backend, self._x, plan)
+        if basic is not None:
+            return _read_basic(backend, basic, self._x)
         return gather(
             self._x,
-            starts,
+            lowering(self._x, self._idx),
             offset_dims=plan.offset_dims,
             collapsed_slice_dims=plan.collapsed_dims,
             start_index_map=plan.start_map,
             index_vector_dim=plan.index_vector_dim,
             slice_sizes=plan.slice_sizes,
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
             mode=gather_mode,
             fill_value=fill_value,
         )
 
+    @_with_update_options
     def set(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
@@ -216,25 +319,7 @@ class At:
         Parameters
         ----------
         y : array or Python scalar
-            Broadcasts to the shape of ``x[idx]``; ``x``'s dtype, or a Python scalar of a
-            kind that fits it.
-        mode : {"drop", "clip", "promise_in_bounds"}, optional
-            For out-of-range values of index arrays (after negative values count from the
-            end): ``"drop"`` (default, as JAX does) skips the update, ``"clip"`` moves it
-            to the nearest element, ``"promise_in_bounds"`` is the caller's promise that
-            there are none. ``"fill"`` (JAX's name) means ``"drop"``.
-        unique_indices : bool
-            The caller's promise that no element is updated twice; skips duplicate
-            handling (if broken, the result is undefined).
-        copy : bool or None
-            ``True`` (default): a new array, ``x`` untouched; ``False``: write into ``x``
-            and return it (an error for arrays that cannot be written, such as JAX
-            arrays); ``None``: in place where possible.
-
-        Returns
-        -------
-        array
-            ``x`` with ``x[idx]`` updated, of ``x``'s namespace, device, shape and dtype.
+            The values to write. {options}
 
         Examples
         --------
@@ -244,78 +329,105 @@ class At:
         array([[0., 7., 0.],
                [0., 7., 0.]])
         """
-        return self._update("set", y, mode, unique_indices, copy)
+        return self._update("set", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def add(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] += y``, every repeated position adding.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The values to add. {options}
         """
-        return self._update("add", y, mode, unique_indices, copy)
+        return self._update("add", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def subtract(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] -= y``, every repeated position subtracting.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The values to subtract. {options}
 
+        Notes
+        -----
         Done as adding ``-y``: exact for floats, and for integers too, whose arithmetic
         wraps around (``x - y == x + (-y)`` modulo 2**bits).
         """
-        return self._update("subtract", y, mode, unique_indices, copy)
+        return self._update("subtract", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def multiply(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] *= y``, every repeated position multiplying.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The factors. {options}
         """
-        return self._update("multiply", y, mode, unique_indices, copy)
+        return self._update("multiply", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def divide(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] /= y`` for floating ``x``, repeated positions dividing in turn.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The divisors. {options}
         """
-        return self._update("divide", y, mode, unique_indices, copy)
+        return self._update("divide", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def power(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] **= y``, repeated positions raising in turn.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The exponents. {options}
 
         Examples
         --------
@@ -324,51 +436,66 @@ class At:
         >>> indexops.at(np.full(3, 2.0))[[1, 1]].power(np.array([2.0, 3.0]))  # (2**2)**3
         array([ 2., 64.,  2.])
         """
-        return self._update("power", y, mode, unique_indices, copy)
+        return self._update("power", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def min(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] = minimum(x[idx], y)``, over every repeated position.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The values to take the minimum with. {options}
         """
-        return self._update("min", y, mode, unique_indices, copy)
+        return self._update("min", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def max(
         self,
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] = maximum(x[idx], y)``, over every repeated position.
 
-        Parameters and result as :meth:`set`.
+        Parameters
+        ----------
+        y : array or Python scalar
+            The values to take the maximum with. {options}
         """
-        return self._update("max", y, mode, unique_indices, copy)
+        return self._update("max", y, mode, indices_are_sorted, unique_indices, copy)
 
+    @_with_update_options
     def apply(
         self,
         f: Callable[[Array, Array], Array],
         y: Any,
         *,
         mode: str | ScatterMode | None = None,
+        indices_are_sorted: bool = False,
         unique_indices: bool = False,
         copy: bool | None = True,
     ) -> Array:
         """``x[idx] = f(x[idx], y)``, once per occurrence of a repeated position, in order.
 
-        Parameters and result as :meth:`set` (``f`` first).
-
-        ``f(old, new)`` works elementwise on arrays of ``x``'s library; its result is cast
-        to ``x``'s dtype.
+        Parameters
+        ----------
+        f : callable
+            ``f(old, new)``, elementwise on arrays of ``x``'s library; its result is cast
+            to ``x``'s dtype.
+        y : array or Python scalar
+            The second argument of ``f``. {options}
 
         Examples
         --------
@@ -381,31 +508,33 @@ class At:
         """
         if not callable(f):
             raise type_error("at.apply", "f", f, "a callable f(old, new)")
-        return self._update("apply", y, mode, unique_indices, copy, f=f)
+        return self._update("apply", y, mode, indices_are_sorted, unique_indices, copy, f=f)
 
     # -- shared by the methods ------------------------------------------------------------
 
-    def _lowered(self, op: str, y: Any = None) -> tuple[Backend, IndexPlan, Array]:
-        """The backend, the cached plan of the index expression, and its start indices.
+    def _lowered(self, op: str, y: Any = None) -> _Lowering:
+        """The index expression validated and planned: looked up by its signature, made
+        the first time (see :func:`_lower`).
 
-        The backend checks the arrays of the call first (``y`` too, where it is an array of
-        ``x``'s type: one of another type gets :func:`backend_for`'s checks later)."""
+        ``y``, where it is an array of ``x``'s type, is checked with ``x`` on every call
+        (one of another type gets :func:`backend_for`'s checks later)."""
         if self._idx is _NO_INDEX:
             raise type_error(op, "idx", "no index", "an index: at(x)[idx] or at(x, idx)")
-        x = self._x
-        backend = backend_for(op, x=x)
-        parts, arrays = parse_index(op, backend, x, self._idx)
-        names = ["idx"] if len(arrays) == 1 else [f"idx (array {k})" for k in range(len(arrays))]
-        checked = {"x": x, **dict(zip(names, arrays)), **({"y": y} if type(y) is type(x) else {})}
-        backend.check_arrays(op, checked)  # arrays of x's type skip backend_for's check
-        plan = index_plan(op, tuple(x.shape), parts)
-        return backend, plan, start_indices(backend, plan, arrays, x)
+        x, idx = self._x, self._idx
+        key = _index_signature(x, idx)
+        lowering = cast(
+            _Lowering, executor(key, lambda: _lower(op, x, idx, cached=key is not None))
+        )
+        if type(y) is type(x):
+            lowering.backend.check_arrays(op, {"x": x, "y": y})
+        return lowering
 
     def _update(
         self,
         method: str,
         y: Any,
         mode: str | ScatterMode | None,
+        indices_are_sorted: bool,
         unique_indices: bool,
         copy: bool | None,
         f: Callable[[Array, Array], Array] | None = None,
@@ -415,19 +544,28 @@ class At:
         x = self._x
         default = ScatterMode.DROP  # JAX's default for updates
         scatter_mode = ScatterMode.parse(op, default if mode is None else mode, jax_names=True)
-        backend, plan, starts = self._lowered(op, y)
+        lowering = self._lowered(op, y)
+        backend, plan = lowering.backend, lowering.plan
         kinds = update.kinds
-        if kinds is not None and not any(backend.has_kind(x.dtype, kind) for kind in kinds):
+        if kinds is not None and not _of_kinds(backend, x.dtype, kinds):
             raise type_error(op, "x.dtype", str(x.dtype), f"a dtype of kind {' or '.join(kinds)}")
-        writes_in_place(backend, op, x, copy, name="x")
+        in_place = writes_in_place(backend, op, x, copy, name="x")
+        as_flag(op, "indices_are_sorted", indices_are_sorted)
         unique_indices = as_flag(op, "unique_indices", unique_indices)
         updates = _updates(op, backend, x, y, plan.result_shape, update.negate)
         computation = f if f is not None else update.computation
         if computation in _XP_COMBINERS:
             computation = backend.elementwise(_XP_COMBINERS[computation])
+        combiner = (
+            resolve(op, backend.xp, computation)
+            if callable(computation)
+            else _named_combiner(op, backend.xp, computation)
+        )
+        if lowering.basic is not None and _own_arithmetic(backend, x.dtype, combiner):
+            return _write_basic(backend, lowering.basic, x, updates, combiner, in_place)
         return scatter(
             x,
-            starts,
+            lowering(x, self._idx),
             updates,
             update_window_dims=plan.offset_dims,
             inserted_window_dims=plan.collapsed_dims,
@@ -435,30 +573,193 @@ class At:
             index_vector_dim=plan.index_vector_dim,
             update_computation=computation,
             mode=scatter_mode,
+            indices_are_sorted=indices_are_sorted,
             unique_indices=unique_indices,
             copy=copy,
         )
 
 
+@static_cache()
+def _of_kinds(backend: Backend, dtype: Any, kinds: tuple[str, ...]) -> bool:
+    """Whether ``dtype`` is of one of ``kinds``, once per backend and dtype."""
+    return any(backend.has_kind(dtype, kind) for kind in kinds)
+
+
+@static_cache()
+def _named_combiner(op: str, xp: Any, computation: str | None) -> Combiner:
+    """:func:`resolve` of a named combiner (or None), once per library."""
+    return resolve(op, xp, computation)
+
+
 def _updates(
     op: str, backend: Backend, x: Array, y: Any, shape: tuple[int, ...], negate: bool
 ) -> Array:
-    """``y`` (an array of x's dtype or a Python scalar) broadcast to ``shape``."""
+    """``y`` broadcast to ``shape`` in x's dtype: an array that casts to it within its
+    kind (NumPy's ``same_kind``), or a Python scalar that x's dtype holds."""
     xp = backend.xp
     if is_array(y):
         if type(y) is not type(x):
             backend_for(op, x=x, y=y)  # one library
-        if y.dtype != x.dtype:
-            raise type_error(op, "y.dtype", str(y.dtype), f"the dtype of x ({x.dtype})")
         if tuple(y.shape) != shape and not _broadcasts(tuple(y.shape), shape):
             raise value_error(
                 op, "y.shape", tuple(y.shape), f"a shape that broadcasts to x[idx]'s {shape}"
             )
+        if y.dtype != x.dtype:
+            if not casts_in_kind(backend, y.dtype, x.dtype):
+                raise type_error(
+                    op,
+                    "y.dtype",
+                    str(y.dtype),
+                    f"x's dtype ({x.dtype}) or one that casts to it within its kind, as "
+                    "NumPy's same_kind: bool < unsigned < signed integers < real < complex "
+                    "floating, each into its own or a later kind",
+                )
+            y = backend.astype(y, x.dtype)
     else:
+        if type(y) is bool and not backend.has_kind(x.dtype, "bool"):
+            y = int(y)  # True is 1, as NumPy and JAX cast it
         y = backend.full((), check_scalar(op, "y", y, backend, x.dtype), x.dtype, x)
     if negate:  # broadcast_to below also makes NumPy's 0-d result an array again
         y = backend.negative(y)
     return y if tuple(y.shape) == shape and not negate else xp.broadcast_to(y, shape)
+
+
+# -- executors per index-expression signature ----------------------------------------------
+
+_ARRAY = ("array",)  # an index array's place in a signature (its facts follow the static ones)
+_PLAIN_BOUNDS = frozenset({int, type(None)})
+
+
+def _index_signature(x: Array, idx: Any) -> tuple[Any, ...] | None:
+    """What the lowering of ``idx`` on ``x`` depends on: its ints, slices, ``None`` and
+    ``...`` by value, and each index array's type, shape, dtype and device, with ``x``'s.
+
+    None (lowered on every call) for anything else: boolean arrays and bools, whose
+    values set the plan; sequences; arrays of another library; NumPy integers, floats
+    and bools, which compare equal to ints.
+    """
+    items = idx if type(idx) is tuple else (idx,)
+    static: list[Any] = [OP, type(idx) is tuple]
+    arrays = []
+    for item in items:
+        kind = type(item)
+        if kind is int or item is None or item is Ellipsis:
+            static.append(item)
+        elif kind is slice:
+            bounds = (item.start, item.stop, item.step)
+            if not _PLAIN_BOUNDS.issuperset(map(type, bounds)):
+                return None
+            static.append(bounds)
+        elif kind is type(x) and not _is_bool(item.dtype):
+            static.append(_ARRAY)
+            arrays.append(item)
+        else:
+            return None
+    return signature(tuple(static), x, *arrays)
+
+
+# (dtype's type, dtype) -> whether it is bool (str costs microseconds); the type first, so
+# that dtypes of different libraries are never compared
+_BOOL_DTYPES: dict[tuple[type, Any], bool] = {}
+
+
+def _is_bool(dtype: Any) -> bool:
+    key = (type(dtype), dtype)
+    try:
+        return _BOOL_DTYPES[key]
+    except KeyError:
+        found = _BOOL_DTYPES[key] = str(dtype).endswith("bool")  # an atomic insert
+        return found
+    except TypeError:  # an unhashable dtype object
+        return str(dtype).endswith("bool")
+
+
+class _Lowering:
+    """An index expression validated and planned for one signature: the backend, the
+    plan, the library's own key where the expression is basic (NumPy and torch), and,
+    where the lowering is not kept, the index arrays it found (a mask's positions).
+    Called with a call's ``x`` and ``idx``, it gives the start indices."""
+
+    __slots__ = ("arrays", "backend", "basic", "plan")
+
+    def __init__(
+        self,
+        backend: Backend,
+        plan: IndexPlan,
+        basic: BasicIndex | None,
+        arrays: list[Array] | None,
+    ) -> None:
+        self.backend, self.plan, self.basic, self.arrays = backend, plan, basic, arrays
+
+    def __call__(self, x: Array, idx: Any) -> Array:
+        arrays = self.arrays
+        if arrays is None:  # a kept lowering: the arrays are the items of x's type
+            items = idx if type(idx) is tuple else (idx,)
+            arrays = [item for item in items if type(item) is type(x)]
+        return start_indices(self.backend, self.plan, arrays, x)
+
+
+_OWN_SLICING = {"numpy": True, "torch": False}  # libraries whose slicing at runs, and
+# whether it takes negative steps
+
+
+def _lower(op: str, x: Array, idx: Any, cached: bool) -> _Lowering:
+    """Validate and plan ``idx`` on ``x``; keep its arrays unless the lowering is cached."""
+    backend = backend_for(op, x=x)
+    parts, arrays = parse_index(op, backend, x, idx)
+    names = ["idx"] if len(arrays) == 1 else [f"idx (array {k})" for k in range(len(arrays))]
+    backend.check_arrays(op, {"x": x, **dict(zip(names, arrays))})  # x's type skips backend_for
+    plan = index_plan(op, tuple(x.shape), parts)
+    negative_steps = _OWN_SLICING.get(backend.name)
+    basic = None
+    if negative_steps is not None and not plan.empty_dims:
+        basic = basic_index(op, tuple(x.shape), parts, negative_steps)
+    return _Lowering(backend, plan, basic, None if cached else arrays)
+
+
+def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:
+    """``x[idx]`` for a basic ``idx``, by the library's own slicing, as a new array."""
+    view = x[basic.key]
+    if basic.flips:
+        return backend.xp.flip(view, axis=basic.flips)
+    return backend.copy(view)
+
+
+def _write_basic(
+    backend: Backend, basic: BasicIndex, x: Array, y: Array, combiner: Combiner, in_place: bool
+) -> Array:
+    """``x[idx] = combiner(x[idx], y)`` for a basic ``idx`` (no element repeats), by the
+    library's own slicing; ``y`` is read before anything is written."""
+    xp = backend.xp
+    out = x if in_place else backend.copy(x)
+    if basic.flips:  # the key takes the elements in increasing order: so must y
+        y = xp.flip(y, axis=basic.flips)
+    if combiner.fn is None:
+        if in_place and backend.shares_memory(y, out):
+            y = backend.copy(y)
+        out[basic.key] = y
+        return out
+    new = combiner.fn(out[basic.key], y)  # a new array: y is read before the write
+    out[basic.key] = new if new.dtype == x.dtype else xp.astype(new, x.dtype)
+    return out
+
+
+# min and max: the core's scatter gives IEEE-754 signed zeros, which the library's own
+# minimum and maximum may not
+_SIGNED_ZEROS = (Named.MIN, Named.MAX)
+# libraries without arithmetic on unsigned integers wider than 8 bits (torch's add)
+_NARROW_UNSIGNED_ONLY = frozenset({"torch"})
+
+
+def _own_arithmetic(backend: Backend, dtype: Any, combiner: Combiner) -> bool:
+    """Whether the library's own slicing and elementwise ``combiner`` do the update."""
+    if combiner.fn is None:
+        return True
+    if combiner.named in _SIGNED_ZEROS:
+        return False
+    return backend.name not in _NARROW_UNSIGNED_ONLY or not (
+        backend.has_kind(dtype, "unsigned integer") and backend.iinfo(dtype).bits > 8
+    )
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:

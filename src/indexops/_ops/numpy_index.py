@@ -15,7 +15,9 @@ tuples of them) picks the elements of ``x[idx]``. It becomes the attributes of o
   advanced once there is an array) are next to each other in ``idx``, else first.
 
 Boolean arrays become integer arrays of their true positions when the call is made: the
-result's shape depends on their values, so these must be readable then.
+result's shape depends on their values, so these must be readable then. A Python bool (or a
+0-d boolean array, read) is NumPy's 0-d mask: an advanced index of shape ``(1,)`` (True) or
+``(0,)`` (False) that takes no dim of ``x``.
 
 Everything except the arrays' values is static: a :class:`IndexPlan` is made once per
 shape and static index parts; per call only the start indices are built from it.
@@ -23,8 +25,10 @@ shape and static index parts; per call only the start indices are built from it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
+import operator
 from dataclasses import dataclass
 from types import EllipsisType
 from typing import Any
@@ -75,7 +79,23 @@ class ArrayPart:
         return f"array(shape={self.shape})"
 
 
-Part = IntPart | SlicePart | ArrayPart | EllipsisType | None
+@dataclass(frozen=True)
+class BoolPart:
+    """A Python bool or the value of a 0-d boolean array: an advanced index of shape
+    ``(1,)`` (True) or ``(0,)`` (False) that takes no dim of ``x`` (NumPy's rule)."""
+
+    value: bool
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (int(self.value),)
+
+    def __repr__(self) -> str:
+        return str(self.value)
+
+
+Part = IntPart | SlicePart | ArrayPart | BoolPart | EllipsisType | None
+_ADVANCED_PARTS = (ArrayPart, BoolPart)
 _MASK = "mask"  # the part of a boolean array, before its positions are known
 
 
@@ -101,6 +121,8 @@ def parse_index(
     for (part, array), start in zip(classified, starts):
         if array is None:
             parts.append(part)
+        elif part is _MASK and array.ndim == 0:
+            parts.append(BoolPart(_bool_value(op, backend, x, array)))
         elif part is _MASK:
             for positions in _true_positions(op, backend, x, array, start):
                 parts.append(ArrayPart(tuple(positions.shape), False))
@@ -120,11 +142,13 @@ def _classify(op: str, backend: Backend, x: Array, item: Any) -> tuple[Any, Arra
             *(_slice_entry(op, item, v) for v in (item.start, item.stop, item.step))
         ), None
     if isinstance(item, (bool, np.bool_)):
-        raise type_error(op, "idx", item, f"{ALLOWED} (a bool alone is not an index)")
+        return BoolPart(bool(item)), None
     if isinstance(item, numbers.Integral):
         return IntPart(int(item)), None
     if isinstance(item, (list, tuple)):
         item = _sequence_array(op, backend, x, item)
+        if isinstance(item, SequenceMask):
+            return _MASK, item
     if not is_array(item):
         raise type_error(op, "idx", _short(item), ALLOWED)
     if type(item) is not type(x):
@@ -132,37 +156,88 @@ def _classify(op: str, backend: Backend, x: Array, item: Any) -> tuple[Any, Arra
     if backend.has_kind(item.dtype, "integral"):
         return ArrayPart(tuple(item.shape), _may_be_negative(backend, item)), item
     if backend.has_kind(item.dtype, "bool"):
-        if item.ndim == 0:
-            raise value_error(op, "idx", "a 0-d boolean array", f"{ALLOWED} (with 1 dim or more)")
         return _MASK, item
     raise type_error(op, "idx", f"an array of dtype {item.dtype}", ALLOWED)
 
 
 def _slice_entry(op: str, item: slice, value: Any) -> int | None:
+    """A slice bound as an int: None, or anything with ``__index__`` but a bool (a NumPy
+    integer, a 0-d integer array whose value can be read)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise type_error(op, "idx", item, "slices of ints or None")
-    return int(value)
+    if type(value) is int:
+        return value
+    if not isinstance(value, (bool, np.bool_)):
+        try:
+            return operator.index(value)
+        except Exception:  # a traced array raises its library's own error
+            pass
+    raise type_error(
+        op,
+        "idx",
+        _short(item),
+        "slices of ints, None or integers with __index__ (NumPy integers, 0-d integer "
+        "arrays whose value is known when at is called)",
+    )
 
 
-def _sequence_array(op: str, backend: Backend, x: Array, item: Any) -> Array:
-    """A (nested) list or tuple of Python ints or bools as an array of ``x``'s library."""
-    values = np.asarray(item, dtype=object)
-    leaves = values.reshape(-1).tolist()
-    if values.dtype != object or any(isinstance(v, (list, tuple)) for v in leaves):
+@dataclass(frozen=True)
+class SequenceMask:
+    """A (nested) sequence of bools: a mask whose values are known without reading an
+    array, so it works under ``jax.jit`` and ``torch.compile`` too."""
+
+    shape: tuple[int, ...]
+    values: tuple[bool, ...]  # in row-major order
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def positions(self) -> list[list[int]]:
+        """Per dim, the coordinates of the true entries in row-major order."""
+        true = [
+            at
+            for at, value in zip(itertools.product(*map(range, self.shape)), self.values)
+            if value
+        ]
+        return [[at[d] for at in true] for d in range(self.ndim)]
+
+
+def _sequence_array(op: str, backend: Backend, x: Array, item: Any) -> Array | SequenceMask:
+    """A (nested) list or tuple of Python ints as an array of ``x``'s library, or of
+    bools as a :class:`SequenceMask`.
+
+    Plain Python (no NumPy object array), so that ``torch.compile`` traces it."""
+    nested = _nested(item)
+    if nested is None:
         raise value_error(op, "idx", _short(item), "sequences of equal-length rows")
+    shape, leaves = nested
     bools = [isinstance(v, (bool, np.bool_)) for v in leaves]
     ints = [isinstance(v, numbers.Integral) and not b for v, b in zip(leaves, bools)]
     if leaves and all(bools):
-        dtype = backend.xp.bool
-    elif all(ints):
-        dtype = backend.index_dtype()
-    else:
+        return SequenceMask(shape, tuple(bool(v) for v in leaves))
+    if not all(ints):
         raise type_error(op, "idx", _short(item), "sequences of ints only or of bools only")
-    nested = [bool(v) if dtype is backend.xp.bool else int(v) for v in leaves]
-    flat = backend.xp.asarray(nested, dtype=dtype, device=backend.device(x))
-    return backend.xp.reshape(flat, values.shape)
+    return _index_array(backend, x, [int(v) for v in leaves], shape)
+
+
+def _index_array(backend: Backend, x: Array, values: list[int], shape: tuple[int, ...]) -> Array:
+    """Python ints as an index array of ``x``'s library and device, of ``shape``."""
+    flat = backend.xp.asarray(values, dtype=backend.index_dtype(), device=backend.device(x))
+    return backend.xp.reshape(flat, shape)
+
+
+def _nested(item: Any) -> tuple[tuple[int, ...], list[Any]] | None:
+    """The shape of a (nested) sequence and its leaves in row-major order, or None where
+    rows of one level differ in length or depth."""
+    if not isinstance(item, (list, tuple)):
+        return (), [item]
+    rows = [_nested(row) for row in item]
+    known = [row for row in rows if row is not None]
+    if len(known) < len(rows) or len({shape for shape, _ in known}) > 1:
+        return None
+    inner = known[0][0] if known else ()
+    return (len(known), *inner), [leaf for _, leaves in known for leaf in leaves]
 
 
 def _may_be_negative(backend: Backend, x: Array) -> bool:
@@ -175,38 +250,63 @@ def _width(part: Any, array: Array | None) -> int | None:
         return None
     if array is not None and part is _MASK:
         return int(array.ndim)
-    return 0 if part is None else 1
+    return 0 if part is None or isinstance(part, BoolPart) else 1
+
+
+def _mask_backend(op: str, backend: Backend, x: Array, mask: Array) -> Backend:
+    """The backend that reads ``mask``: x's, or NumPy's for a NumPy mask of a Dask ``x``."""
+    return backend if type(mask) is type(x) else backend_for(op, idx=mask)
+
+
+def _bool_value(op: str, backend: Backend, x: Array, mask: Array) -> bool:
+    """The value of the 0-d boolean array ``mask``, read now (it sets the result's shape)."""
+    reader = _mask_backend(op, backend, x, mask)
+    try:
+        return bool(reader.host_ints(reader.xp.reshape(mask, (1,)))[0])
+    except ValuesUnknown as reason:
+        raise _unknown_mask(op, f"a 0-d boolean array ({reason})") from None
+
+
+def _unknown_mask(op: str, what: str) -> Exception:
+    return type_error(
+        op,
+        "idx",
+        what,
+        "boolean arrays whose values are known when at is called (they set the shape of "
+        "the result); pass the integer positions instead",
+    )
 
 
 def _true_positions(
     op: str, backend: Backend, x: Array, mask: Array, start: int
 ) -> tuple[Array, ...]:
-    """The integer arrays of the true positions of the boolean ``mask`` at dim ``start``."""
+    """The integer arrays of the true positions of the boolean ``mask`` at dim ``start``.
+
+    Its shape must be that of the dims it indexes, except that, as in NumPy and JAX, a
+    mask dim of size 0 matches any size (the mask is empty: it selects nothing)."""
     expected = tuple(x.shape[start : start + mask.ndim])
-    if tuple(mask.shape) != expected:
+    if any(m not in (n, 0) for m, n in zip(mask.shape, expected)):
         raise value_error(
             op,
             "idx",
             f"a boolean array of shape {tuple(mask.shape)}",
             f"a boolean array must have the shape of the dims it indexes, {expected} "
-            f"(x dims {start}..{start + mask.ndim - 1} of {tuple(x.shape)})",
+            f"(x dims {start}..{start + mask.ndim - 1} of {tuple(x.shape)}; a dim of "
+            "size 0 matches any size)",
         )
+    if isinstance(mask, SequenceMask):
+        return tuple(_index_array(backend, x, p, (len(p),)) for p in mask.positions())
+    reader = _mask_backend(op, backend, x, mask)
     unknown = "a boolean array whose values are unknown"
     try:  # an empty read: it fails where values cannot be read (tracers, meta tensors)
-        backend.host_ints(backend.xp.reshape(mask, (-1,))[:0])
+        reader.host_ints(reader.xp.reshape(mask, (-1,))[:0])
     except ValuesUnknown as reason:
         unknown = f"a boolean array ({reason})"
     else:
-        positions = tuple(backend.xp.nonzero(mask))
+        positions = tuple(reader.xp.nonzero(mask))
         if all(isinstance(n, int) for p in positions for n in p.shape):
             return positions
-    raise type_error(
-        op,
-        "idx",
-        unknown,
-        "boolean arrays whose values are known when at is called (they set the shape of "
-        "the result); pass the integer positions instead",
-    )
+    raise _unknown_mask(op, unknown)
 
 
 def _short(x: Any) -> Any:
@@ -288,9 +388,10 @@ _WINDOW, _NEW, _STRIDED, _ADVANCED = "window", "new", "strided", "advanced"
 def index_plan(op: str, shape: tuple[int, ...], parts: tuple[Part, ...]) -> IndexPlan:
     """Check the static parts of an index expression against ``x.shape`` and lower them."""
     arrays = [p for p in parts if isinstance(p, ArrayPart)]
-    advanced_shape = _broadcast_shapes(op, [a.shape for a in arrays])
-    positions = [i for i, p in enumerate(parts) if isinstance(p, (ArrayPart, IntPart))]
-    advanced_first = bool(arrays) and positions != list(range(positions[0], positions[-1] + 1))
+    advanced = [p for p in parts if isinstance(p, _ADVANCED_PARTS)]
+    advanced_shape = _broadcast_shapes(op, [a.shape for a in advanced])
+    positions = [i for i, p in enumerate(parts) if isinstance(p, (*_ADVANCED_PARTS, IntPart))]
+    advanced_first = bool(advanced) and positions != list(range(positions[0], positions[-1] + 1))
     result: list[tuple[str, int, int]] = []  # (kind, size, x dim or -1)
     sizes = list(shape)
     constants: dict[int, Column] = {}  # x dim -> a constant start column
@@ -298,14 +399,16 @@ def index_plan(op: str, shape: tuple[int, ...], parts: tuple[Part, ...]) -> Inde
     array_dims: list[int] = []
     if advanced_first:
         result += [(_ADVANCED, n, -1) for n in advanced_shape]
-    placed = advanced_first or not arrays
+    placed = advanced_first or not advanced
     for part, dim in _per_dim(op, shape, parts):
         if part is None:
             result.append((_NEW, 1, -1))
             continue
-        if not placed and isinstance(part, (ArrayPart, IntPart)):
+        if not placed and isinstance(part, (*_ADVANCED_PARTS, IntPart)):
             result += [(_ADVANCED, n, -1) for n in advanced_shape]
             placed = True
+        if isinstance(part, BoolPart):
+            continue  # its dim is among the advanced ones; it takes none of x
         if isinstance(part, IntPart):
             constants[dim] = Column("constant", start=_int_in_range(op, parts, shape, dim, part))
             sizes[dim] = 1
@@ -328,9 +431,9 @@ def index_plan(op: str, shape: tuple[int, ...], parts: tuple[Part, ...]) -> Inde
 
 def _per_dim(op: str, shape: tuple[int, ...], parts: tuple[Part, ...]) -> list[tuple[Any, int]]:
     """(part, x dim) with ``...`` and the missing trailing indices as full slices; ``None``
-    parts come with the dim that follows them."""
+    and bool parts come with the dim that follows them."""
     rank = len(shape)
-    widths = [None if p is Ellipsis else (0 if p is None else 1) for p in parts]
+    widths = [_width(p, None) for p in parts]
     first_dims(op, rank, widths, parts)
     missing = rank - sum(w for w in widths if w is not None)
     full = SlicePart(None, None, None)
@@ -342,7 +445,7 @@ def _per_dim(op: str, shape: tuple[int, ...], parts: tuple[Part, ...]) -> list[t
     dims, dim = [], 0
     for part in expanded:
         dims.append((part, dim))
-        dim += part is not None
+        dim += part is not None and not isinstance(part, BoolPart)
     return dims
 
 
@@ -373,7 +476,7 @@ def _slice_of(op: str, n: int, part: SlicePart) -> tuple[int, int, int]:
 
 def _broadcast_shapes(op: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
     """NumPy's broadcast of the index arrays' shapes, or a clear error."""
-    rank = max((len(s) for s in shapes), default=0)
+    rank = max([0, *[len(s) for s in shapes]])  # (Dynamo takes no default= in max)
     result = []
     for axis in range(rank):
         sizes = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0} - {1}
@@ -431,6 +534,42 @@ def _plan_of(
     )
 
 
+# -- basic expressions as the library's own slicing -------------------------------------------
+
+
+@dataclass(frozen=True)
+class BasicIndex:
+    """A basic index expression (ints, slices, ``None``, ``...``) as the library's own
+    key: ``x[key]``, flipped along ``flips`` (result dims), is ``x[idx]``. ``flips`` holds
+    the dims of slices with a negative step where the library takes none (torch): the key
+    has the same elements in increasing order."""
+
+    key: tuple[Any, ...]
+    flips: tuple[int, ...]
+
+
+def basic_index(
+    op: str, shape: tuple[int, ...], parts: tuple[Part, ...], negative_steps: bool
+) -> BasicIndex | None:
+    """``parts`` as a :class:`BasicIndex`, or None where they hold arrays or bools."""
+    if any(isinstance(p, _ADVANCED_PARTS) for p in parts):
+        return None
+    key: list[Any] = []
+    flips: list[int] = []
+    for part, dim in _per_dim(op, shape, parts):
+        if part is None or isinstance(part, IntPart):
+            key.append(part if part is None else part.value)
+            continue
+        start, step, size = _slice_of(op, shape[dim], part)
+        if step > 0 or negative_steps:
+            key.append(slice(part.start, part.stop, part.step))
+            continue
+        flips.append(sum(1 for k in key if not isinstance(k, int)))  # its result dim
+        first = start + step * (size - 1)  # the same elements, in increasing order
+        key.append(slice(first, first - step * size, -step) if size else slice(0, 0, 1))
+    return BasicIndex((*key, Ellipsis), tuple(flips))  # ...: a 0-d array, never a scalar
+
+
 # -- per call: the start indices ------------------------------------------------------------
 
 
@@ -440,7 +579,7 @@ def start_indices(backend: Backend, plan: IndexPlan, arrays: list[Array], like: 
     batch = plan.batch_shape
     columns = [_column(backend, column, arrays, like) for column in plan.columns]
     if len(columns) == 1 and tuple(columns[0].shape) == batch:  # e.g. one index array
-        return xp.reshape(columns[0], (*batch, 1))
+        return backend.reshape(columns[0], (*batch, 1))
     if not columns:
         return backend.full((*batch, 0), 0, backend.index_dtype(), like)
     return xp.stack([xp.broadcast_to(c, batch) for c in columns], axis=-1)
@@ -449,7 +588,10 @@ def start_indices(backend: Backend, plan: IndexPlan, arrays: list[Array], like: 
 def _column(backend: Backend, column: Column, arrays: list[Array], like: Array) -> Array:
     xp = backend.xp
     if column.kind == "array":
-        values = to_index(backend, arrays[column.source])
+        values = arrays[column.source]
+        if type(values) is not type(like):  # a NumPy index array of a Dask x
+            values = xp.asarray(values)
+        values = to_index(backend, values)
         if column.wrap is not None and not (  # negative indices count from the end
             backend.values_on_host(values) and backend.all_in_range(values, column.wrap - 1)
         ):  # (on the host, one reduction tells whether any is negative)

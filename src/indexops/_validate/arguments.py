@@ -132,6 +132,24 @@ _HOLDS = {
 }
 
 
+# NumPy's order of kinds for ``same_kind`` casts: a dtype casts to one of its own kind or
+# of a later one (unsigned integers into signed ones, but not back)
+_CAST_ORDER = ("bool", "unsigned integer", "signed integer", "real floating", "complex floating")
+
+
+def casts_in_kind(backend: Backend, source: Any, target: Any) -> bool:
+    """Whether NumPy's ``same_kind`` casting takes dtype ``source`` to ``target``: within
+    a kind (narrowing included) or to a later kind, never from floats to integers, from
+    complex to real, from signed to unsigned integers, or from numbers to bool. Dtypes of
+    no standard kind cast only to themselves."""
+    if source == target:
+        return True
+    given, wanted = scalar_range(backend, source).kind, scalar_range(backend, target).kind
+    if given is None or wanted is None:
+        return False
+    return _CAST_ORDER.index(given) <= _CAST_ORDER.index(wanted)
+
+
 class ScalarRange(NamedTuple):
     """The Python scalars a dtype holds."""
 

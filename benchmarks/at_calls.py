@@ -1,0 +1,142 @@
+"""``at`` per call, against array-api-extra's ``at`` and the library's own expression.
+
+``python -m benchmarks.at_calls [--rounds 15] [--backend numpy,torch]`` prints one table
+per backend: for each method on a small call (8 rows of a [64, 16] float64 table) and for a
+strided read (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of
+``indexops.at``, of array-api-extra's ``at`` (``copy=True``, where it has the method) and of
+the native expression, and the ratio of ``at`` to each, sampled alternately
+(:mod:`.interleaved`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+import array_api_extra as xpx
+import numpy as np
+
+import indexops
+
+from .interleaved import medians
+
+Forms = dict[str, Callable[[], object]]
+
+
+def small_calls(xp: Any, library: str) -> dict[str, Forms]:
+    """The methods on 8 rows of a [64, 16] float64 table: at, array-api-extra, native."""
+    table = xp.asarray(np.arange(64 * 16, dtype=np.float64).reshape(64, 16))
+    rows = xp.asarray(np.array([3, 17, 5, 60, 33, 8, 41, 22]))
+    y = xp.asarray(np.ones((8, 16)))
+
+    def native_set() -> object:
+        out = _copy(table, library)
+        out[rows] = y
+        return out
+
+    def native_add() -> object:
+        out = _copy(table, library)
+        if library == "torch":
+            return out.index_add_(0, rows, y)
+        np.add.at(out, rows, y)
+        return out
+
+    return {
+        "get": {
+            "at": lambda: indexops.at(table)[rows].get(),
+            "native": lambda: table[rows],
+        },
+        "set": {
+            "at": lambda: indexops.at(table)[rows].set(y),
+            "array-api-extra": lambda: xpx.at(table)[rows].set(y, copy=True),
+            "native": native_set,
+        },
+        "add": {
+            "at": lambda: indexops.at(table)[rows].add(y),
+            "array-api-extra": lambda: xpx.at(table)[rows].add(y, copy=True),
+            "native": native_add,
+        },
+        "set [8:16] (own slicing)": {
+            "at": lambda: indexops.at(table)[8:16].set(y),
+            "array-api-extra": lambda: xpx.at(table)[8:16].set(y, copy=True),
+            "native": lambda: _sliced_set(table, y, library),
+        },
+        "add [8:16] (own slicing)": {
+            "at": lambda: indexops.at(table)[8:16].add(y),
+            "array-api-extra": lambda: xpx.at(table)[8:16].add(y, copy=True),
+        },
+        "max": {
+            "at": lambda: indexops.at(table)[rows].max(y),
+            "array-api-extra": lambda: xpx.at(table)[rows].max(y, copy=True),
+        },
+        "multiply": {
+            "at": lambda: indexops.at(table)[rows].multiply(y),
+            "array-api-extra": lambda: xpx.at(table)[rows].multiply(y, copy=True),
+        },
+    }
+
+
+def strided_read(xp: Any, library: str) -> Forms:
+    """``x[::-2, 1:60:3]`` of a [262144, 64] float64 table, as a new array."""
+    table = xp.asarray(np.ones((262144, 64)))
+    if library == "torch":
+        import torch
+
+        return {
+            "at": lambda: indexops.at(table)[::-2, 1:60:3].get(),
+            "native": lambda: torch.flip(table[1::2, 1:60:3], (0,)),
+        }
+    return {
+        "at": lambda: indexops.at(table)[::-2, 1:60:3].get(),
+        "native": lambda: table[::-2, 1:60:3].copy(),
+    }
+
+
+def _sliced_set(table: Any, y: Any, library: str) -> Any:
+    out = _copy(table, library)
+    out[8:16] = y
+    return out
+
+
+def _copy(x: Any, library: str) -> Any:
+    return x.clone() if library == "torch" else x.copy()
+
+
+def _us(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e6:.1f} us"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--backend", default="numpy,torch")
+    args = parser.parse_args(argv)
+    for library in args.backend.split(","):
+        xp = _namespace(library)
+        cases = small_calls(xp, library)
+        cases["strided read"] = strided_read(xp, library)
+        print(f"\n{library}: median of {args.rounds} interleaved rounds")
+        print("| call | at | array-api-extra | native | at / array-api-extra | at / native |")
+        print("|---|---|---|---|---|---|")
+        for name, forms in cases.items():
+            times = medians(forms, args.rounds)
+            extra, native = times.get("array-api-extra"), times.get("native")
+            ratios = [f"{times['at'] / t:.2f}" if t else "-" for t in (extra, native)]
+            print(
+                f"| {name} | {_us(times['at'])} | {_us(extra)} | {_us(native)} | "
+                f"{ratios[0]} | {ratios[1]} |"
+            )
+    return 0
+
+
+def _namespace(library: str) -> Any:
+    if library == "torch":
+        import torch
+
+        return torch
+    return np
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

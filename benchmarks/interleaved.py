@@ -1,0 +1,34 @@
+"""Median time per call of several forms of one work, sampled alternately.
+
+The order of the forms rotates every round and a sample is as many calls as take about
+``SAMPLE_SECONDS``, so that a burst of load on a shared machine hits every form alike.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+SAMPLE_SECONDS = 2e-3  # calls per sample: enough for about this long
+
+
+def medians(forms: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Seconds per call of each form: the median of ``rounds`` interleaved samples (each
+    form is called once first, as a warm-up)."""
+    calls = {}
+    for name, fn in forms.items():
+        fn()
+        start = time.perf_counter()
+        fn()
+        calls[name] = max(1, int(SAMPLE_SECONDS / max(time.perf_counter() - start, 1e-7)))
+    times: dict[str, list[float]] = {name: [] for name in forms}
+    names = list(forms)
+    for round_ in range(rounds):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            fn, k = forms[name], calls[name]
+            start = time.perf_counter()
+            for _ in range(k):
+                fn()
+            times[name].append((time.perf_counter() - start) / k)
+    return {name: statistics.median(ts) for name, ts in times.items()}
