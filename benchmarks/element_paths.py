@@ -13,8 +13,7 @@ alternately (the order rotates every round; a sample is as many calls as take ab
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -23,9 +22,10 @@ import numpy as np
 import indexops
 from indexops._plan import executors
 
+from .interleaved import medians
+
 ROWS = (256, 4096, 65536, 262144)
 WIDTH = 64
-SAMPLE_SECONDS = 2e-3
 GATHER = {
     "offset_dims": (), "collapsed_slice_dims": (1,), "start_index_map": (1,),
     "index_vector_dim": 2, "slice_sizes": (1, 1), "operand_batching_dims": (0,),
@@ -99,26 +99,10 @@ def measure(library: str, rows: int, samples: int) -> dict[str, dict[str, float]
 
     out = {}
     for op, (ours, native) in cases(library, rows).items():
-        forms = {"native": (native, True), "after": (ours, True), "before": (ours, False)}
-        calls = {}
-        for name, (fn, on) in forms.items():
-            set_flags(on)
-            fn()
-            start = time.perf_counter()
-            fn()
-            calls[name] = max(1, int(SAMPLE_SECONDS / max(time.perf_counter() - start, 1e-7)))
-        times: dict[str, list[float]] = {name: [] for name in forms}
-        names = list(forms)
-        for r in range(samples):
-            for name in names[r % 3 :] + names[: r % 3]:
-                fn, on = forms[name]
-                set_flags(on)
-                fn()  # the executor of these flags
-                start = time.perf_counter()
-                for _ in range(calls[name]):
-                    fn()
-                times[name].append((time.perf_counter() - start) / calls[name])
-        out[op] = {name: statistics.median(ts) for name, ts in times.items()}
+        forms = {"native": native, "after": ours, "before": ours}
+        flags_on = {"native": True, "after": True, "before": False}
+        prepare = {name: functools.partial(set_flags, on) for name, on in flags_on.items()}
+        out[op] = medians(forms, samples, prepare)
     set_flags(True)
     return out
 

@@ -13,11 +13,24 @@ from collections.abc import Callable
 SAMPLE_SECONDS = 2e-3  # calls per sample: enough for about this long
 
 
-def medians(forms: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+def medians(
+    forms: dict[str, Callable[[], object]],
+    rounds: int,
+    prepare: dict[str, Callable[[], object]] | None = None,
+) -> dict[str, float]:
     """Seconds per call of each form: the median of ``rounds`` interleaved samples (each
-    form is called once first, as a warm-up)."""
+    form is called once first, as a warm-up). ``prepare[name]``, where given, runs untimed
+    before each of that form's samples, followed by one untimed call of the form."""
+    prepare = prepare or {}
+
+    def ready(name: str) -> None:
+        if name in prepare:
+            prepare[name]()
+            forms[name]()
+
     calls = {}
     for name, fn in forms.items():
+        ready(name)
         fn()
         start = time.perf_counter()
         fn()
@@ -27,6 +40,7 @@ def medians(forms: dict[str, Callable[[], object]], rounds: int) -> dict[str, fl
     for round_ in range(rounds):
         for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
             fn, k = forms[name], calls[name]
+            ready(name)
             start = time.perf_counter()
             for _ in range(k):
                 fn()
