@@ -24,7 +24,7 @@ _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Nam
 _AT_CHUNK_ELEMENTS = 2**16
 
 # ...but up to this many elements ufunc.at on the rows themselves costs less than building
-# element indices or integer sums (benchmarks/README.md, "Thresholds of the host paths")
+# element indices or integer sums (benchmarks/HISTORY.md, "Thresholds of the host paths")
 _AT_ROWS_MAX_ELEMENTS = 2**8
 
 # Adding complex numbers adds their two float halves, each exactly as a float add would: so
@@ -38,7 +38,7 @@ _ADD_IN_PAIRS: dict[np.dtype, np.dtype] = {
 # Float add as a sparse-matrix product (scipy, imported when first needed): a compiled loop
 # of one row add per update, where ufunc.at pays per element; it pays for scipy's call and
 # its dense [n, d] result from k*d = 2**15 updated elements, with d >= 3 and no more table
-# rows n than updates k (benchmarks/README.md, "Thresholds of the host paths")
+# rows n than updates k (benchmarks/HISTORY.md, "Thresholds of the host paths")
 _SPARSE_MIN_ELEMENTS = 2**15
 _SPARSE_MIN_WIDTH = 3
 
@@ -47,7 +47,7 @@ _SPARSE_MIN_WIDTH = 3
 _SUM_BLOCK_ELEMENTS = 2**16
 
 # ...for rows of at least this many elements: narrower, ufunc.at on element indices is
-# faster (benchmarks/README.md, "Thresholds of the host paths")
+# faster (benchmarks/HISTORY.md, "Thresholds of the host paths")
 _SUM_MIN_WIDTH = 32
 
 

@@ -36,7 +36,7 @@ _SIGNED_OF_UNSIGNED = {
 }
 
 # Row gathers on the host (measured in benchmarks/torch_row_gather.py, tables in
-# benchmarks/README.md):
+# benchmarks/HISTORY.md, issue 13 section 3):
 # * up to torch's parallel grain index_select on one thread costs less than the trip
 #   through NumPy: index_select, of clamped rows for mode="clip";
 # * above it on one torch thread, NumPy's take on the shared memory, which clips as it reads;
@@ -228,7 +228,7 @@ class TorchBackend(NativeScatter):
         """On one thread, or up to 2**20 rows, NumPy's bitmap on the rows' shared memory;
         else ``index_fill_`` of a bool tensor and ``count_nonzero``, which run on every
         thread: they pay for their three calls from about 2**20 rows on two threads
-        (benchmarks/README.md, "Thresholds of the host paths").
+        (benchmarks/HISTORY.md, "Thresholds of the host paths").
         """
         if self.values_on_host(rows) and (n <= 2**20 or torch.get_num_threads() == 1):
             return count_distinct(rows.numpy(), n)
