@@ -74,6 +74,21 @@ def test_at_with_updates_viewing_x(xp):
         assert_same(got, to_numpy(expected))
 
 
+@WITH_VALUES
+def test_at_index_array_with_updates_viewing_x_twice(xp):
+    """An index array: from the second call on, the core executor at's lowering keeps."""
+    table = np.arange(3.0 * 4).reshape(3, 4) + 1
+    for method in ("set", "add", "multiply", "min", "max"):
+        for _ in range(2):
+            x = from_numpy(xp, table.copy())
+            rows = from_numpy(xp, np.array([1, 2, 1]))
+            expected = getattr(indexops.at(from_numpy(xp, table))[rows], method)(
+                from_numpy(xp, table[0:3])
+            )
+            got = getattr(indexops.at(x)[rows], method)(x[0:3, ...], copy=None)
+            assert_same(got, to_numpy(expected))
+
+
 # (idx, what y views): x[idx] shifted by a row, reversed, and x[idx] itself
 VIEWING_X = [
     ((slice(1, None), slice(None)), (slice(None, -1), slice(None))),

@@ -253,6 +253,16 @@ def broken_promises(
         "at get": lambda: indexops.at(x)[flat].get(mode="promise_in_bounds"),
         "at add": lambda: indexops.at(x)[flat].add(1, mode="promise_in_bounds", copy=False),
         "at set": lambda: indexops.at(x)[flat].set(u, mode="promise_in_bounds"),
+        # a second call of a signature: the core executor that at's lowering keeps
+        **{
+            f"at {method} kept": lambda method=method: [
+                getattr(indexops.at(x)[flat], method)(u, mode="promise_in_bounds") for _ in range(2)
+            ]
+            for method in ("max", "multiply")
+        },
+        "at get kept": lambda: [
+            indexops.at(x)[flat].get(mode="promise_in_bounds") for _ in range(2)
+        ],
         # basic expressions run as the library's own slicing: no index value at all
         "at slices add": lambda: indexops.at(x)[::-1, 1:].add(1, mode="promise_in_bounds"),
         "at slices get": lambda: indexops.at(x)[-1, ::-2].get(unique_indices=True),

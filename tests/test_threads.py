@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -41,6 +42,9 @@ def calls(make):
         make(table), make(rows[:, None]), **ROW_GATHER, slice_sizes=(1, 8)
     )
     out["at add"] = lambda: indexops.at(make(table))[make(rows), 1:5].add(1.0)
+    # one index array on the rows: the core's executor kept by at's lowering
+    out["at rows get fill"] = lambda: indexops.at(make(table))[make(rows - 8)].get(mode="fill")
+    out["at rows set"] = lambda: indexops.at(make(table))[make(rows)].set(make(floats[:, :8]))
     columns = rng.integers(-1, 9, (512, 6, 1))  # some outside: clipped, or dropped
     elements = {"offset_dims": (), "collapsed_slice_dims": (1,), "slice_sizes": (1, 1)}
     out["element gather"] = lambda: indexops.gather(
@@ -90,3 +94,36 @@ def test_fast_paths_from_many_threads(make):
     finally:
         sys.setswitchinterval(interval)
     assert wrong == []
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(numpy_arrays, id="numpy", marks=pytest.mark.backends("numpy")),
+        pytest.param(torch_arrays, id="torch", marks=pytest.mark.backends("torch")),
+    ],
+)
+def test_at_executors_first_built_by_many_threads_at_once(make):
+    """Threads that meet a new signature together each build at's lowering and the core
+    executors it keeps; every result is the serial one."""
+    rng = np.random.default_rng(1)
+    shape = (int(rng.integers(1000, 100000)), 3)  # a shape no other test uses
+    table = rng.random(shape)
+    rows = rng.integers(-shape[0], shape[0] + 5, 64)  # negative, and some out of range
+    values = rng.random((64, 3))
+    expected_get = table[np.clip(np.where(rows < 0, rows + shape[0], rows), 0, shape[0] - 1)]
+    expected_add = table.copy()
+    inside = rows < shape[0]
+    np.add.at(expected_add, rows[inside], values[inside])
+    start = threading.Barrier(8)
+
+    def run(_: int) -> bool:
+        start.wait()
+        target = indexops.at(make(table))[make(rows)]
+        got_add, got_get = target.add(make(values)), target.get()
+        return bool(np.allclose(np.asarray(got_add), expected_add)) and bool(
+            np.array_equal(np.asarray(got_get), expected_get)
+        )
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(run, range(8)))

@@ -18,12 +18,12 @@ import numpy as np
 from .._backends import Backend, backend_for, is_array
 from .._errors import type_error, value_error
 from .._plan.cache import static_cache
-from .._plan.executors import executor, signature
+from .._plan.executors import Executor, executor, kept_in, signature
 from .._typing import Array
 from .._validate.arguments import as_flag, casts_in_kind, check_scalar, writes_in_place
 from .._validate.combiners import Combiner, Named, resolve
 from .._validate.modes import GatherMode, ScatterMode
-from .gather import gather
+from .gather import gather, gather_executor
 from .numpy_index import (
     BasicIndex,
     IndexPlan,
@@ -32,7 +32,7 @@ from .numpy_index import (
     parse_index,
     start_indices,
 )
-from .scatter import scatter
+from .scatter import scatter, scatter_executor
 
 OP = "at"
 
@@ -290,9 +290,18 @@ class At:
             return _empty_read(op, backend, self._x, plan)
         if basic is not None:
             return _read_basic(backend, basic, self._x)
+        x = self._x
+        starts = lowering(x, self._idx)
+        if lowering.keeps_core:  # at's signature pins the gather's: skip it
+            run = kept_in(
+                lowering.core,
+                gather_mode,
+                lambda: gather_executor(x, starts, plan.gather_attributes, gather_mode),
+            )
+            return run(x, starts, fill_value)
         return gather(
-            self._x,
-            lowering(self._x, self._idx),
+            x,
+            starts,
             offset_dims=plan.offset_dims,
             collapsed_slice_dims=plan.collapsed_dims,
             start_index_map=plan.start_map,
@@ -563,9 +572,22 @@ class At:
         )
         if lowering.basic is not None and _own_arithmetic(backend, x.dtype, combiner):
             return _write_basic(backend, lowering.basic, x, updates, combiner, in_place)
+        starts = lowering(x, self._idx)
+        if lowering.keeps_core and type(computation) in _NAMED_FORMS:
+            # at's signature pins the scatter's but for these (y: a Dask x's NumPy array)
+            options = (computation, scatter_mode, unique_indices, type(updates))
+            named = cast("str | None", computation)
+            run = kept_in(
+                lowering.core,
+                options,
+                lambda: scatter_executor(
+                    x, starts, updates, plan.scatter_attributes, named, scatter_mode, unique_indices
+                ),
+            )
+            return cast(Array, run(x, starts, updates, copy))
         return scatter(
             x,
-            lowering(x, self._idx),
+            starts,
             updates,
             update_window_dims=plan.offset_dims,
             inserted_window_dims=plan.collapsed_dims,
@@ -626,6 +648,7 @@ def _updates(
 
 # -- executors per index-expression signature ----------------------------------------------
 
+_NAMED_FORMS = frozenset({str, type(None)})  # combiners the core keeps executors for
 _ARRAY = ("array",)  # an index array's place in a signature (its facts follow the static ones)
 _PLAIN_BOUNDS = frozenset({int, type(None)})
 
@@ -680,7 +703,7 @@ class _Lowering:
     where the lowering is not kept, the index arrays it found (a mask's positions).
     Called with a call's ``x`` and ``idx``, it gives the start indices."""
 
-    __slots__ = ("arrays", "backend", "basic", "plan")
+    __slots__ = ("arrays", "backend", "basic", "core", "plan")
 
     def __init__(
         self,
@@ -690,6 +713,15 @@ class _Lowering:
         arrays: list[Array] | None,
     ) -> None:
         self.backend, self.plan, self.basic, self.arrays = backend, plan, basic, arrays
+        # the core op's executor per call options (mode, combiner, ...), for a kept
+        # lowering: its signature pins the types, shapes, dtypes and devices of the core
+        # call's arrays, so the core's own signature and validation are skipped
+        self.core: dict[Any, Executor] = {}
+
+    @property
+    def keeps_core(self) -> bool:
+        """Whether calls look up the core op's executor in :attr:`core`."""
+        return self.arrays is None
 
     def __call__(self, x: Array, idx: Any) -> Array:
         arrays = self.arrays

@@ -177,6 +177,17 @@ def gather(
     return run(operand, start_indices, fill_value)
 
 
+def gather_executor(
+    operand: Array, start_indices: Array, attributes: tuple[Any, ...], mode: Any
+) -> Executor:
+    """The executor of a gather of these arrays, validated as :func:`gather`'s first call
+    with their signature validates it; for callers whose own signature pins the gather's
+    (``at``), so that their calls skip its signature. ``attributes`` are
+    ``(offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, slice_sizes,
+    operand_batching_dims, start_indices_batching_dims)``."""
+    return _prepare(operand, start_indices, attributes, mode)
+
+
 def _prepare(
     operand: Array, start_indices: Array, attributes: tuple[Any, ...], mode: Any
 ) -> Executor:

@@ -378,6 +378,24 @@ class IndexPlan:
     def index_vector_dim(self) -> int:
         return len(self.batch_shape)
 
+    @property
+    def gather_attributes(self) -> tuple[Any, ...]:
+        """The attributes of ``gather_executor``, in its order (no batching dims)."""
+        dims = (self.offset_dims, self.collapsed_dims, self.start_map, self.index_vector_dim)
+        return (*dims, self.slice_sizes, (), ())
+
+    @property
+    def scatter_attributes(self) -> tuple[Any, ...]:
+        """The attributes of ``scatter_executor``, in its order (no batching dims)."""
+        return (
+            self.offset_dims,
+            self.collapsed_dims,
+            self.start_map,
+            self.index_vector_dim,
+            (),
+            (),
+        )
+
 
 # the kinds of result dims while a plan is made: a window of x, or a batch dim of the
 # start indices (from None, a strided slice, or the advanced indices)

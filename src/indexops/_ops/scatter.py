@@ -193,6 +193,26 @@ def scatter(
     return run(input, scatter_indices, updates, copy)
 
 
+def scatter_executor(
+    input: Array,
+    scatter_indices: Array,
+    updates: Array,
+    attributes: tuple[Any, ...],
+    update_computation: str | None,
+    mode: Any,
+    unique_indices: bool,
+) -> Executor:
+    """The executor of a scatter of these arrays with a named ``update_computation``,
+    validated as :func:`scatter`'s first call with their signature validates it; for
+    callers whose own signature pins the scatter's (``at``), so that their calls skip its
+    signature. ``attributes`` are ``(update_window_dims, inserted_window_dims,
+    scatter_dims_to_operand_dims, index_vector_dim, input_batching_dims,
+    scatter_indices_batching_dims)``."""
+    return _prepare(
+        input, scatter_indices, updates, attributes, update_computation, mode, unique_indices
+    )
+
+
 def _prepare(
     input: Array,
     scatter_indices: Array,

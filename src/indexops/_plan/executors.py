@@ -58,6 +58,25 @@ def executor(signature: Hashable | None, build: Callable[[], Executor]) -> Execu
     return found
 
 
+def kept_in(
+    table: dict[Hashable, Executor], key: Hashable, build: Callable[[], Executor]
+) -> Executor:
+    """The executor under ``key`` in ``table``, a small table its owner keeps (one per
+    signature of :func:`executor`'s), built by ``build()`` the first time; built every
+    time where :func:`executor` builds every time.
+
+    ``table`` must hold few keys (the owner's options, such as a mode); two threads that
+    miss together each build one, and one of the equal executors stays (an insert is
+    atomic).
+    """
+    if torch_is_compiling() or not KEEPING.get():
+        return build()
+    found = table.get(key)
+    if found is None:
+        found = table[key] = build()
+    return found
+
+
 def signature(static: tuple[Any, ...], *arrays: Any) -> tuple[Any, ...] | None:
     """A call's signature: its ``static`` arguments and each array's type, shape, dtype
     and device (a mix of devices is an error the validating path raises); ``None`` where
