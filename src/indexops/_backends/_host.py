@@ -8,13 +8,17 @@ import numpy as np
 
 from .._typing import Array
 
+# the unsigned dtype of each itemsize, made once (np.dtype of a string costs more than the
+# view it is for)
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
+
 
 def all_in_range(x: np.ndarray, high: int) -> bool:
     """Whether every entry of the integer array ``x`` lies in ``[0, high]``: one reduction."""
     if x.size == 0:
         return True
     if x.dtype.kind == "i":  # negatives read as unsigned are above every bound
-        x = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+        x = x.view(_UNSIGNED[x.dtype.itemsize])
     return high >= 0 and int(np.maximum.reduce(x, axis=None)) <= high
 
 

@@ -291,7 +291,9 @@ class At:
         if basic is not None:
             return _read_basic(backend, basic, self._x)
         x = self._x
-        starts = lowering(x, self._idx)
+        starts, in_range = lowering(x, self._idx)
+        if in_range and gather_mode is GatherMode.CLIP:  # checked here: nothing to clip
+            gather_mode = GatherMode.PROMISE_IN_BOUNDS
         if lowering.keeps_core:  # at's signature pins the gather's: skip it
             run = kept_in(
                 lowering.core,
@@ -565,14 +567,17 @@ class At:
         computation = f if f is not None else update.computation
         if computation in _XP_COMBINERS:
             computation = backend.elementwise(_XP_COMBINERS[computation])
-        combiner = (
-            resolve(op, backend.xp, computation)
-            if callable(computation)
-            else _named_combiner(op, backend.xp, computation)
-        )
-        if lowering.basic is not None and _own_arithmetic(backend, x.dtype, combiner):
-            return _write_basic(backend, lowering.basic, x, updates, combiner, in_place)
-        starts = lowering(x, self._idx)
+        if lowering.basic is not None:  # (index arrays: the core resolves the combiner)
+            combiner = (
+                resolve(op, backend.xp, computation)
+                if callable(computation)
+                else _named_combiner(op, backend.xp, computation)
+            )
+            if _own_arithmetic(backend, x.dtype, combiner):
+                return _write_basic(backend, lowering.basic, x, updates, combiner, in_place)
+        starts, in_range = lowering(x, self._idx)
+        if in_range:  # checked here: nothing to drop or clip
+            scatter_mode = ScatterMode.PROMISE_IN_BOUNDS
         if lowering.keeps_core and type(computation) in _NAMED_FORMS:
             # at's signature pins the scatter's but for these (y: a Dask x's NumPy array)
             options = (computation, scatter_mode, unique_indices, type(updates))
@@ -701,7 +706,8 @@ class _Lowering:
     """An index expression validated and planned for one signature: the backend, the
     plan, the library's own key where the expression is basic (NumPy and torch), and,
     where the lowering is not kept, the index arrays it found (a mask's positions).
-    Called with a call's ``x`` and ``idx``, it gives the start indices."""
+    Called with a call's ``x`` and ``idx``, it gives the start indices and whether the
+    host found them all in range (:func:`start_indices`)."""
 
     __slots__ = ("arrays", "backend", "basic", "core", "plan")
 
@@ -723,7 +729,7 @@ class _Lowering:
         """Whether calls look up the core op's executor in :attr:`core`."""
         return self.arrays is None
 
-    def __call__(self, x: Array, idx: Any) -> Array:
+    def __call__(self, x: Array, idx: Any) -> tuple[Array, bool]:
         arrays = self.arrays
         if arrays is None:  # a kept lowering: the arrays are the items of x's type
             items = idx if type(idx) is tuple else (idx,)

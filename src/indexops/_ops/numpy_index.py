@@ -591,34 +591,44 @@ def basic_index(
 # -- per call: the start indices ------------------------------------------------------------
 
 
-def start_indices(backend: Backend, plan: IndexPlan, arrays: list[Array], like: Array) -> Array:
-    """The start indices of ``plan`` for this call's index arrays: ``[*batch_shape, k]``."""
+def start_indices(
+    backend: Backend, plan: IndexPlan, arrays: list[Array], like: Array
+) -> tuple[Array, bool]:
+    """The start indices of ``plan`` for this call's index arrays, ``[*batch_shape, k]``,
+    and whether the host found every one in range (each index array's values in ``[0,
+    n)``: constants and strides are in range by construction), so that no bounds work
+    is left."""
     xp = backend.xp
     batch = plan.batch_shape
-    columns = [_column(backend, column, arrays, like) for column in plan.columns]
+    made = [_column(backend, column, arrays, like) for column in plan.columns]
+    columns = [column for column, _ in made]
+    in_range = all(inside for _, inside in made)
     if len(columns) == 1 and tuple(columns[0].shape) == batch:  # e.g. one index array
-        return backend.reshape(columns[0], (*batch, 1))
+        return backend.reshape(columns[0], (*batch, 1)), in_range
     if not columns:
-        return backend.full((*batch, 0), 0, backend.index_dtype(), like)
-    return xp.stack([xp.broadcast_to(c, batch) for c in columns], axis=-1)
+        return backend.full((*batch, 0), 0, backend.index_dtype(), like), True
+    return xp.stack([xp.broadcast_to(c, batch) for c in columns], axis=-1), in_range
 
 
-def _column(backend: Backend, column: Column, arrays: list[Array], like: Array) -> Array:
+def _column(
+    backend: Backend, column: Column, arrays: list[Array], like: Array
+) -> tuple[Array, bool]:
     xp = backend.xp
     if column.kind == "array":
         values = arrays[column.source]
         if type(values) is not type(like):  # a NumPy index array of a Dask x
             values = xp.asarray(values)
         values = to_index(backend, values)
-        if column.wrap is not None and not (  # negative indices count from the end
+        in_range = column.wrap is not None and (  # negative indices count from the end
             backend.values_on_host(values) and backend.all_in_range(values, column.wrap - 1)
-        ):  # (on the host, one reduction tells whether any is negative)
+        )  # (on the host, one reduction tells whether any is negative or too large)
+        if column.wrap is not None and not in_range:
             values = backend.where(values < 0, values + column.wrap, values)
-        return backend.reshape(values, column.shape)
+        return backend.reshape(values, column.shape), in_range
     if column.kind == "iota":
         steps = (
             backend.arange(math.prod(column.shape), backend.index_dtype(), like) * column.step
             + column.start
         )
-        return xp.reshape(steps, column.shape)
-    return backend.full((), column.start, backend.index_dtype(), like)
+        return xp.reshape(steps, column.shape), True
+    return backend.full((), column.start, backend.index_dtype(), like), True

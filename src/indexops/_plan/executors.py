@@ -67,13 +67,14 @@ def kept_in(
 
     ``table`` must hold few keys (the owner's options, such as a mode); two threads that
     miss together each build one, and one of the equal executors stays (an insert is
-    atomic).
+    atomic). Its owner is built anew for each call where :func:`executor` builds every
+    time, so only the insert asks whether this is such a call.
     """
-    if torch_is_compiling() or not KEEPING.get():
-        return build()
     found = table.get(key)
     if found is None:
-        found = table[key] = build()
+        found = build()
+        if not torch_is_compiling() and KEEPING.get():
+            table[key] = found
     return found
 
 
