@@ -1,8 +1,8 @@
 """``at`` per call, against array-api-extra's ``at`` and the library's own expression.
 
-``python -m benchmarks.at_calls [--rounds 15] [--backend numpy,torch]`` prints one table
-per backend: for each method on a small call (8 rows of a [64, 16] float64 table) and for a
-strided read (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of
+``python -m benchmarks.at_calls [--rounds 15] [--backend numpy,torch] [--threads N]`` prints
+one table per backend: for each method on a small call (8 rows of a [64, 16] float64 table)
+and for a strided read (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of
 ``indexops.at``, of array-api-extra's ``at`` (``copy=True``, where it has the method) and of
 the native expression, and the ratio of ``at`` to each, sampled alternately
 (:mod:`.interleaved`).
@@ -111,7 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--backend", default="numpy,torch")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="torch's intra-op threads (0: torch's default)"
+    )
     args = parser.parse_args(argv)
+    if args.threads and "torch" in args.backend:
+        import torch
+
+        torch.set_num_threads(args.threads)
     for library in args.backend.split(","):
         xp = _namespace(library)
         cases = small_calls(xp, library)

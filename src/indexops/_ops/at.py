@@ -536,8 +536,9 @@ class At:
         lowering = cast(
             _Lowering, executor(key, lambda: _lower(op, x, idx, cached=key is not None))
         )
-        if type(y) is type(x):
-            lowering.backend.check_arrays(op, {"x": x, "y": y})
+        backend = lowering.backend
+        if type(y) is type(x) and backend.device(y) != backend.device(x):  # (the common
+            backend.check_arrays(op, {"x": x, "y": y})  # case skips building the dicts)
         return lowering
 
     def _update(
