@@ -110,6 +110,12 @@ class Backend:
                 "(e.g. torch's .to(device))",
             )
 
+    def check_pair(self, op: str, x: Array, y: Array) -> None:
+        """:meth:`check_arrays` of ``x`` and ``y`` for a call made on every use (``at``'s
+        ``y``): here only where their devices differ (one comparison otherwise)."""
+        if self.device(y) != self.device(x):
+            self.check_arrays(op, {"x": x, "y": y})
+
     def device(self, x: Array) -> Any:
         return compat.device(x)
 

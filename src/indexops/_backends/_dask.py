@@ -71,6 +71,9 @@ class DaskBackend(Backend):
                 )
         super().check_arrays(op, arrays)
 
+    def check_pair(self, op: str, x: Array, y: Array) -> None:
+        self.check_arrays(op, {"x": x, "y": y})  # unknown chunk sizes too, whatever the device
+
     def why_not_writable(self, x: Array) -> str | None:
         return "Dask arrays are lazy graphs, and each op returns a new one"
 

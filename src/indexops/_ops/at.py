@@ -537,8 +537,8 @@ class At:
             _Lowering, executor(key, lambda: _lower(op, x, idx, cached=key is not None))
         )
         backend = lowering.backend
-        if type(y) is type(x) and backend.device(y) != backend.device(x):  # (the common
-            backend.check_arrays(op, {"x": x, "y": y})  # case skips building the dicts)
+        if type(y) is type(x):
+            backend.check_pair(op, x, y)
         return lowering
 
     def _update(
