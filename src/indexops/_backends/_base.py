@@ -379,7 +379,7 @@ class Backend:
             return self.set_rows(table, rows, step(self.take_rows(table, rows), values), keep)
         rank = self.occurrence_rank(rows, keep, table.shape[0])
 
-        def one_pass(table: Array, p: int) -> Array:
+        def one_pass(table: Array, p: int | Array) -> Array:
             new = step(self.take_rows(table, rows), values)
             return self.set_rows(table, rows, new, keep=rank == p)
 
@@ -476,9 +476,12 @@ class Backend:
 
     # -- control flow ---------------------------------------------------------------------
 
-    def repeat(self, count: Array, body: Callable[[Array, int], Array], state: Array) -> Array:
+    def repeat(
+        self, count: Array, body: Callable[[Array, int | Array], Array], state: Array
+    ) -> Array:
         """``state = body(state, p)`` for ``p`` in ``range(count)``; ``count`` is a 0-d
-        array, read on the host here (backends with a device loop override this)."""
+        array, read on the host here (backends with a device loop override this, where
+        ``p`` may be a 0-d array)."""
         for p in range(int(count)):
             state = body(state, p)
         return state
