@@ -17,6 +17,7 @@ from helpers import ROW_GATHER, ROW_SCATTER
 from reference import scatter_update as scatter_update_reference
 
 import indexops
+from indexops._testing import device_paths
 
 # torch.compile's first use imports modules that call torch.jit.script_method, which torch
 # itself deprecates
@@ -323,6 +324,42 @@ def test_torch_compile_applies_duplicates_in_order_in_place(torch: Any):
     assert got is x
     np.testing.assert_array_equal(x.numpy(), expected(fn, (np.zeros((2, 3), int), rows, digits)))
     assert int(x[1, 0]) == 1_436  # digits 1, 4, 3, 6 (rows 0, 1, 4, 5), one by one
+
+
+def apply_twice(x: Any, y: Any) -> Any:
+    """A callable on repeated rows (row 1 twice), then a replace with a repeat: the first
+    write of row 1 is overwritten, so its ``3 * y`` gets no gradient."""
+    rows = [1, 1, 0]
+    x = indexops.at(x)[rows].apply(lambda old, new: old * new, y)
+    return indexops.at(x)[rows].set(y * 3)[:, 0].sum() + x.sum()
+
+
+def gradients(torch: Any, fn: Callable[..., Any]) -> tuple[Any, ...]:
+    """The gradients of ``fn`` with respect to both its arguments."""
+    x = torch.full((3, 2), 1.5, dtype=torch.float64, requires_grad=True)
+    y = (torch.arange(6.0, dtype=torch.float64).reshape(3, 2) + 2).requires_grad_()
+    return torch.autograd.grad(fn(x, y), (x, y))
+
+
+@pytest.mark.backends("torch")
+def test_gradients_through_repeats_on_the_device_paths(torch: Any):
+    """The device algorithms (as on a GPU) give the host path's gradients: the writes
+    repeated to leave an update out add none."""
+    wanted = gradients(torch, apply_twice)
+    with device_paths():
+        got = gradients(torch, apply_twice)
+    for g, w in zip(got, wanted, strict=True):
+        torch.testing.assert_close(g, w)
+
+
+@pytest.mark.backends("torch")
+def test_torch_compile_keeps_recorded_passes_out_of_the_loop(torch: Any):
+    """Where autograd records the passes, torch.compile does not run them in
+    torch.while_loop, whose backward would be wrong: it counts them on the host, which
+    ``fullgraph=True`` refuses (a graph break without it, as eagerly)."""
+    torch._dynamo.reset()
+    with pytest.raises(torch._dynamo.exc.UserError, match="data-dependent"):
+        gradients(torch, torch.compile(apply_twice, fullgraph=True))
 
 
 @pytest.mark.backends("torch")

@@ -563,7 +563,8 @@ class NativeScatter(Backend):
         A native scatter cannot leave an entry out, so each entry not kept repeats the write
         of the first kept one: that row gets the same value more than once. Where no entry
         is kept, the row written is put back afterwards. The cost over a plain write is one
-        gather of the values.
+        gather of the values. The repeated writes carry no gradient: the kept write's
+        gradient reaches its value once.
         """
         xp = self.xp
         positions = self.arange(rows.shape[0], self.index_dtype(), rows)
@@ -571,9 +572,15 @@ class NativeScatter(Backend):
         source = self.where(keep, positions, first)
         first_row = self.take_rows(rows, first)
         before = self.take_rows(table, first_row)
-        table = self._set(table, self.take_rows(rows, source), self.take_rows(values, source))
+        written = self.without_gradient_where(~keep, self.take_rows(values, source))
+        table = self._set(table, self.take_rows(rows, source), written)
         after = self.where(xp.any(keep), self.take_rows(table, first_row), before)
         return self._set(table, first_row, after)
+
+    def without_gradient_where(self, mask: Array, rows: Array) -> Array:
+        """``rows`` whose entries where the 1-D ``mask`` is True carry no gradient (for
+        libraries with autograd; here: ``rows`` itself)."""
+        return rows
 
     def signed_view(self, x: Array) -> Array | None:
         signed = getattr(self.xp, f"int{self.finfo(x.dtype).bits}", None)

@@ -309,16 +309,26 @@ class TorchBackend(NativeScatter):
 
         return power
 
+    def without_gradient_where(self, mask: Array, rows: Array) -> Array:
+        if not rows.requires_grad:
+            return rows
+        mask = torch.reshape(mask, (-1,) + (1,) * (rows.ndim - 1))
+        return self.where(mask, rows.detach(), rows)
+
     def repeat(
         self, count: Array, body: Callable[[Array, int | Array], Array], state: Array
     ) -> Array:
         """Under ``torch.compile``: ``torch.while_loop``, whose count stays a tensor (no
-        graph break), the result written back into ``state``. On meta tensors: one pass,
-        which gives the shape. Else on the host."""
+        graph break), the result written back into ``state``; but where autograd records
+        the passes, on the host as eagerly (a graph break): the loop's backward gives
+        wrong gradients for the tensors its body closes over (torch 2.13). On meta
+        tensors: one pass, which gives the shape. Else on the host."""
         if count.device.type == "meta":  # no values, so no count
             return body(state, 0)
         if torch_is_compiling():
-            return state.copy_(_device_loop(count, body, state))
+            looped = _device_loop(count, body, state)
+            if not looped.requires_grad:
+                return state.copy_(looped)
         return super().repeat(count, body, state)
 
 
