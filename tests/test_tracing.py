@@ -17,6 +17,7 @@ from helpers import ROW_GATHER, ROW_SCATTER
 from reference import scatter_update as scatter_update_reference
 
 import indexops
+from indexops._testing import device_paths
 
 # torch.compile's first use imports modules that call torch.jit.script_method, which torch
 # itself deprecates
@@ -281,16 +282,17 @@ def test_torch_compile_fullgraph(torch: Any, name: str, fn: Callable[..., Any], 
 
 
 def every_at_method(x: Any, rows: Any, y: Any) -> Any:
-    """Each method of ``at`` once, on tensor, list and mixed indices. divide, power and
-    apply on distinct positions, promised: repeats take as many passes as the most
-    repeated position has updates, a count only the values tell."""
+    """Each method of ``at`` once, on tensor, list and mixed indices; divide, power and
+    apply on repeated positions (one pass per repeat, applied in order), and apply once
+    more with ``unique_indices=True`` (a single pass)."""
     x = indexops.at(x)[rows].subtract(y)
     x = indexops.at(x)[[0, 2], 1].multiply(y[:2, 0])
-    x = indexops.at(x)[rows[:2], [1, 2]].divide(2.0, unique_indices=True)
-    x = indexops.at(x)[1:, rows[:2]].power(y[:2, :2] / 10, unique_indices=True)
+    x = indexops.at(x)[rows, [1, 2, 1]].divide(2.0)
+    x = indexops.at(x)[1:, rows].power(y[:2] / 10)
     x = indexops.at(x)[::2].min(y[:2])
     x = indexops.at(x)[rows, ...].max(y)
     twice_plus = lambda old, new: old * 3 + new  # noqa: E731
+    x = indexops.at(x)[rows].apply(twice_plus, y)
     x = indexops.at(x)[[True, False, True]].apply(twice_plus, 1.0, unique_indices=True)
     return indexops.at(x)[rows, None, 0].get()
 
@@ -299,10 +301,65 @@ def every_at_method(x: Any, rows: Any, y: Any) -> Any:
 @COMPILES_CLEANLY
 def test_torch_compile_fullgraph_every_at_method(torch: Any):
     torch._dynamo.reset()
-    args = (OPERAND[:3] + 1, np.array([2, 0, 2]), UPDATES[:3] / 100)  # rows[:2] distinct
+    args = (OPERAND[:3] + 1, np.array([2, 0, 2]), UPDATES[:3] / 100)  # row 2 twice
     compiled = torch.compile(every_at_method, fullgraph=True)
     got = compiled(*[torch.asarray(a.copy()) for a in args])
     np.testing.assert_allclose(got.numpy(), every_at_method(*args), rtol=1e-12)
+
+
+@pytest.mark.backends("torch")
+@COMPILES_CLEANLY
+def test_torch_compile_applies_duplicates_in_order_in_place(torch: Any):
+    """A callable with repeated rows runs one pass per repeat in a loop on the device
+    (no graph break) and writes into the caller's tensor with ``copy=False``."""
+    torch._dynamo.reset()
+    rows = np.array([[1], [1], [0], [9], [1], [1]])  # 9 is dropped
+    digits = np.arange(1, 19).reshape(6, 3) % 10
+
+    def fn(x: Any, i: Any, u: Any) -> Any:
+        return scatter(x, i, u, lambda old, new: old * 10 + new, copy=False)
+
+    x = torch.zeros((2, 3), dtype=torch.int64)
+    got = torch.compile(fn, fullgraph=True)(x, torch.asarray(rows), torch.asarray(digits))
+    assert got is x
+    np.testing.assert_array_equal(x.numpy(), expected(fn, (np.zeros((2, 3), int), rows, digits)))
+    assert int(x[1, 0]) == 1_436  # digits 1, 4, 3, 6 (rows 0, 1, 4, 5), one by one
+
+
+def apply_twice(x: Any, y: Any) -> Any:
+    """A callable on repeated rows (row 1 twice), then a replace with a repeat: the first
+    write of row 1 is overwritten, so its ``3 * y`` gets no gradient."""
+    rows = [1, 1, 0]
+    x = indexops.at(x)[rows].apply(lambda old, new: old * new, y)
+    return indexops.at(x)[rows].set(y * 3)[:, 0].sum() + x.sum()
+
+
+def gradients(torch: Any, fn: Callable[..., Any]) -> tuple[Any, ...]:
+    """The gradients of ``fn`` with respect to both its arguments."""
+    x = torch.full((3, 2), 1.5, dtype=torch.float64, requires_grad=True)
+    y = (torch.arange(6.0, dtype=torch.float64).reshape(3, 2) + 2).requires_grad_()
+    return torch.autograd.grad(fn(x, y), (x, y))
+
+
+@pytest.mark.backends("torch")
+def test_gradients_through_repeats_on_the_device_paths(torch: Any):
+    """The device algorithms (as on a GPU) give the host path's gradients: the writes
+    repeated to leave an update out add none."""
+    wanted = gradients(torch, apply_twice)
+    with device_paths():
+        got = gradients(torch, apply_twice)
+    for g, w in zip(got, wanted, strict=True):
+        torch.testing.assert_close(g, w)
+
+
+@pytest.mark.backends("torch")
+def test_torch_compile_keeps_recorded_passes_out_of_the_loop(torch: Any):
+    """Where autograd records the passes, torch.compile does not run them in
+    torch.while_loop, whose backward would be wrong: it counts them on the host, which
+    ``fullgraph=True`` refuses (a graph break without it, as eagerly)."""
+    torch._dynamo.reset()
+    with pytest.raises(torch._dynamo.exc.UserError, match="data-dependent"):
+        gradients(torch, torch.compile(apply_twice, fullgraph=True))
 
 
 @pytest.mark.backends("torch")

@@ -385,7 +385,7 @@ class Backend:
             return self.set_rows(table, rows, step(self.take_rows(table, rows), values), keep)
         rank = self.occurrence_rank(rows, keep, table.shape[0])
 
-        def one_pass(table: Array, p: int) -> Array:
+        def one_pass(table: Array, p: int | Array) -> Array:
             new = step(self.take_rows(table, rows), values)
             return self.set_rows(table, rows, new, keep=rank == p)
 
@@ -482,9 +482,12 @@ class Backend:
 
     # -- control flow ---------------------------------------------------------------------
 
-    def repeat(self, count: Array, body: Callable[[Array, int], Array], state: Array) -> Array:
+    def repeat(
+        self, count: Array, body: Callable[[Array, int | Array], Array], state: Array
+    ) -> Array:
         """``state = body(state, p)`` for ``p`` in ``range(count)``; ``count`` is a 0-d
-        array, read on the host here (backends with a device loop override this)."""
+        array, read on the host here (backends with a device loop override this, where
+        ``p`` may be a 0-d array)."""
         for p in range(int(count)):
             state = body(state, p)
         return state
@@ -566,7 +569,8 @@ class NativeScatter(Backend):
         A native scatter cannot leave an entry out, so each entry not kept repeats the write
         of the first kept one: that row gets the same value more than once. Where no entry
         is kept, the row written is put back afterwards. The cost over a plain write is one
-        gather of the values.
+        gather of the values. The repeated writes carry no gradient: the kept write's
+        gradient reaches its value once.
         """
         xp = self.xp
         positions = self.arange(rows.shape[0], self.index_dtype(), rows)
@@ -574,9 +578,15 @@ class NativeScatter(Backend):
         source = self.where(keep, positions, first)
         first_row = self.take_rows(rows, first)
         before = self.take_rows(table, first_row)
-        table = self._set(table, self.take_rows(rows, source), self.take_rows(values, source))
+        written = self.without_gradient_where(~keep, self.take_rows(values, source))
+        table = self._set(table, self.take_rows(rows, source), written)
         after = self.where(xp.any(keep), self.take_rows(table, first_row), before)
         return self._set(table, first_row, after)
+
+    def without_gradient_where(self, mask: Array, rows: Array) -> Array:
+        """``rows`` whose entries where the 1-D ``mask`` is True carry no gradient (for
+        libraries with autograd; here: ``rows`` itself)."""
+        return rows
 
     def signed_view(self, x: Array) -> Array | None:
         signed = getattr(self.xp, f"int{self.finfo(x.dtype).bits}", None)

@@ -93,7 +93,9 @@ class JaxBackend(Backend):
     ) -> Array:
         return jax.lax.dynamic_update_slice(x, update, starts)
 
-    def repeat(self, count: Array, body: Callable[[Array, int], Array], state: Array) -> Array:
+    def repeat(
+        self, count: Array, body: Callable[[Array, int | Array], Array], state: Array
+    ) -> Array:
         def step(carry: tuple[Array, Array]) -> tuple[Array, Array]:
             state, p = carry
             return body(state, p), p + 1

@@ -309,10 +309,41 @@ class TorchBackend(NativeScatter):
 
         return power
 
-    def repeat(self, count: Array, body: Callable[[Array, int], Array], state: Array) -> Array:
-        if count.device.type == "meta":  # no values, so no count: one pass gives the shape
+    def without_gradient_where(self, mask: Array, rows: Array) -> Array:
+        if not rows.requires_grad:
+            return rows
+        mask = torch.reshape(mask, (-1,) + (1,) * (rows.ndim - 1))
+        return self.where(mask, rows.detach(), rows)
+
+    def repeat(
+        self, count: Array, body: Callable[[Array, int | Array], Array], state: Array
+    ) -> Array:
+        """Under ``torch.compile``: ``torch.while_loop``, whose count stays a tensor (no
+        graph break), the result written back into ``state``; but where autograd records
+        the passes, on the host as eagerly (a graph break): the loop's backward gives
+        wrong gradients for the tensors its body closes over (torch 2.13). On meta
+        tensors: one pass, which gives the shape. Else on the host."""
+        if count.device.type == "meta":  # no values, so no count
             return body(state, 0)
+        if torch_is_compiling():
+            looped = _device_loop(count, body, state)
+            if not looped.requires_grad:
+                return state.copy_(looped)
         return super().repeat(count, body, state)
+
+
+def _device_loop(count: Array, body: Callable[[Array, int | Array], Array], state: Array) -> Array:
+    """``state = body(state, p)`` for the 0-d tensor ``p`` in ``range(count)``, on the
+    device; the loop's body may not write its inputs, so each pass writes a clone."""
+
+    def more(p: Array, state: Array) -> Array:
+        return p < count
+
+    def one_pass(p: Array, state: Array) -> tuple[Array, Array]:
+        return p + 1, body(state.clone(), p)
+
+    start = torch.zeros((), dtype=count.dtype, device=count.device)
+    return torch.while_loop(more, one_pass, (start, state))[1]
 
 
 def _leaf_or_view_of_one(x: Array) -> bool:
