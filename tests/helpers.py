@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 
 Array = Any
 
+# The skip reason of tests that load the site's Sphinx extensions
+DOCS_EXTRA = "needs Sphinx, which the docs extra installs: pip install -e '.[docs]'"
+
 # The backend of the running test, set by the xp fixture (None in tests without it).
 active: Backend | None = None
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers import DOCS_EXTRA
 
 matplotlib = pytest.importorskip("matplotlib")
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
@@ -40,7 +41,7 @@ def smallest_text_px(fig: Figure, dpi: float) -> float:
 
 @pytest.mark.parametrize("script", ["gather_windows.py", "slice_scatter_clamping.py"])
 def test_figures_drawn_by_the_build_read_in_the_column(script):
-    pytest.importorskip("sphinx")  # the build's extension, which sets their dpi
+    pytest.importorskip("sphinx", reason=DOCS_EXTRA)  # the build's extension sets their dpi
     dpi = load(DOCS / "_ext" / "figures.py").DPI
     assert smallest_text_px(load(DOCS / "figures" / script).figure(), dpi) >= 10
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from helpers import DOCS_EXTRA
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +38,7 @@ def test_the_dev_extra_brings_nox_for_the_docs_session():
 
 
 def load_guide_links():
-    pytest.importorskip("sphinx")
+    pytest.importorskip("sphinx", reason=DOCS_EXTRA)
     path = ROOT / "docs" / "_ext" / "guide_links.py"
     spec = importlib.util.spec_from_file_location("guide_links", path)
     assert spec is not None and spec.loader is not None
