@@ -17,6 +17,7 @@ from indexops._extension import Array
 from .cost import Estimate, Traffic, estimate, traffic
 from .dtypes import dtype_name, itemsize
 from .hardware import Hardware
+from .plot import plural
 from .rules import CheckResult
 from .tiling import TileGrid, Tiling, token_positions, ub_bytes
 
@@ -67,7 +68,7 @@ class Report:
     >>> report.views, report.tiles, report.ub_peak_bytes, report.gm_bytes
     (1, 4, 96, 136)
     >>> print(report.summary().splitlines()[1])
-    views 1, tiles 4, cores used 4 of 48 (at most 1 tiles on one core)
+    views 1, tiles 4, cores used 4 of 48 (at most 1 tile on one core)
     """
 
     cache_shape: tuple[int, int]
@@ -127,7 +128,7 @@ class Report:
         lines = [
             f"{self.hardware.name}, rules={self.rules!r}",
             f"views {self.views}, tiles {self.tiles}, cores used {int((busy > 0).sum())} of "
-            f"{busy.size} (at most {int(busy.max(initial=0))} tiles on one core)",
+            f"{busy.size} (at most {plural(int(busy.max(initial=0)), 'tile')} on one core)",
             f"UB per tile: peak {self.ub_peak_bytes} of {self.hardware.ub_bytes} bytes",
             f"GM traffic: {int(self.traffic.read.sum())} bytes read, "
             f"{int(self.traffic.written.sum())} written; {self.padding} padding slots skipped",
