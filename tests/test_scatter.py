@@ -291,6 +291,7 @@ def test_recognised_namespace_combiners_equal_their_names(xp):
 
 @DRAWN
 @WITH_VALUES
+@pytest.mark.filterwarnings("ignore:Increasing number of chunks")  # dask, on drawn shapes
 @given(data=st.data())
 def test_gather_then_scatter_rebuilds_the_operand(xp, data):
     case = data.draw(window_cases())
