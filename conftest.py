@@ -61,6 +61,17 @@ collect_ignore = [
 collect_ignore += ["docs/conf.py", "docs/_ext", "docs/_build", "docs/_generated"]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """``-n N`` hands tests out by work stealing unless ``--dist`` says otherwise: a few
+    tests (torch.compile, jax.jit drawn cases) take seconds, and xdist's default ``load``
+    left one worker running them while the other sat idle at the end."""
+    given = config.invocation_params.args
+    if config.getoption("dist", None) == "load" and not any(
+        arg == "--dist" or arg.startswith("--dist=") for arg in given
+    ):
+        config.option.dist = "worksteal"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     keep, drop = [], []
     for item in items:

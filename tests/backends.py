@@ -124,6 +124,10 @@ class Backend(enum.Enum):
             return OnDevice(xp, "meta") if self is Backend.TORCH_META else xp
         if self is Backend.DASK:
             importlib.import_module("dask.array")
+            # Tests read results in the test's own thread: Dask's thread pool cost a
+            # third of their time on tiny graphs. test_dask.py computes every op with the
+            # default threaded scheduler and on a cluster.
+            importlib.import_module("dask").config.set(scheduler="sync")
             return Chunked(importlib.import_module("array_api_compat.dask.array"))
         if self.library == "jax":
             jax = importlib.import_module("jax")

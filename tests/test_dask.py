@@ -302,7 +302,7 @@ def client() -> Iterator[Any]:
             n_workers=2,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # a free port: each xdist worker may start a cluster
             memory_limit="1GiB",
         ) as cluster,
         distributed.Client(cluster) as client,
@@ -367,6 +367,15 @@ def test_every_op_on_a_two_process_cluster(client, name, fn, args):
     computed = client.compute(result).result()
     assert len(client.scheduler_info()["workers"]) == 2
     np.testing.assert_array_equal(computed, expected)
+
+
+@pytest.mark.parametrize(("name", "fn", "args"), CLUSTER_CALLS, ids=[c[0] for c in CLUSTER_CALLS])
+def test_every_op_under_the_threaded_scheduler(name, fn, args):
+    """Dask's default scheduler runs a graph's tasks in a pool of threads (the ``xp``
+    fixture's tests compute in one thread)."""
+    expected = fn(*[a.copy() for a in args])
+    result = fn(*[chunked(a, tuple(max(1, n // 3) for n in a.shape)) for a in args])
+    np.testing.assert_array_equal(result.compute(scheduler="threads", num_workers=4), expected)
 
 
 @pytest.mark.parametrize("mode", ["clip", "fill"])
