@@ -21,6 +21,7 @@ from reference import scatter as reference
 
 import indexops
 from indexops._backends import _numpy
+from indexops._backends._host import LIST_ENTRIES
 from indexops._ops.gather import _plan as gather_plan
 
 INTEGER_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
@@ -438,21 +439,47 @@ def counter(name):
 
 
 @pytest.mark.parametrize("name", COUNTERS)
+@pytest.mark.parametrize("size", [300, LIST_ENTRIES + 1, LIST_ENTRIES])
 @pytest.mark.parametrize("case", ["distinct", "one pair", "many repeats", "one row"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_count_distinct_rows_counts_the_bitmap(name, case, threads):
-    """Every bitmap (torch on the host: NumPy's on one thread, its own on more)."""
+def test_count_distinct_rows_counts_the_bitmap(name, size, case, threads):
+    """Every bitmap (torch on the host: NumPy's on one thread, its own on more), and the
+    set of a small array's list."""
     backend, make = counter(name)
     n = 1000
     rng = np.random.default_rng(7)
     rows = {
-        "distinct": rng.permutation(n)[:300],
-        "one pair": np.concatenate([rng.permutation(n)[:299], [0, 0]]),
-        "many repeats": rng.integers(0, 20, size=300),
+        "distinct": rng.permutation(n)[:size],
+        "one pair": np.concatenate([rng.permutation(n)[: size - 2], [0, 0]]),
+        "many repeats": rng.integers(0, 20, size=size),
         "one row": np.array([n - 1]),
     }[case]
     with _torch_threads(threads):
         assert backend.count_distinct_rows(make(rows), n) == len(np.unique(rows))
+
+
+@pytest.mark.parametrize("name", [COUNTERS[0], COUNTERS[2]])  # numpy, torch on the host
+@pytest.mark.parametrize("size", [0, 1, LIST_ENTRIES, LIST_ENTRIES + 1, 100])
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8", "uint32", "uint64"])
+def test_all_in_range_on_both_sides_of_the_list_size(name, size, dtype):
+    """The bounds check of host paths: Python's min and max of a small array's list, one
+    reduction above it; a bound and one past it at either end, and unsigned values whose
+    top bit is set (negative as signed)."""
+    backend, make = counter(name)
+    info = np.iinfo(dtype)
+    high = min(20, int(info.max))
+    inside = np.arange(size, dtype=dtype) % (high + 1)
+    assert backend.all_in_range(make(inside), high)
+    assert backend.all_in_range(make(inside), 0) == (size == 0 or int(inside.max()) == 0)
+    assert backend.all_in_range(make(inside), -1) == (size == 0)
+    if size == 0:
+        return
+    for bad in {high + 1, int(info.max), int(info.min) if info.min < 0 else 2 ** (info.bits - 1)}:
+        if bad == high:
+            continue
+        outside = inside.copy()
+        outside[size // 2] = bad
+        assert not backend.all_in_range(make(outside), high), (bad, outside)
 
 
 @contextlib.contextmanager

@@ -13,22 +13,37 @@ from .._typing import Array
 _UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 
 
+# Up to this many entries an index array is read as a Python list: ``tolist`` and
+# Python's min, max or set cost less than the fixed cost of a NumPy reduction or bitmap
+# (about 1 us), and much less than torch's (benchmarks/HISTORY.md, "Thresholds of the
+# host paths").
+LIST_ENTRIES = 16
+
+
 def all_in_range(x: np.ndarray, high: int) -> bool:
-    """Whether every entry of the integer array ``x`` lies in ``[0, high]``: one reduction."""
-    if x.size == 0:
-        return True
+    """Whether every entry of the integer array ``x`` lies in ``[0, high]``: one reduction,
+    or Python's min and max of a small array's list."""
+    if x.size <= LIST_ENTRIES:
+        return list_in_range(x.reshape(-1).tolist(), high)
     if x.dtype.kind == "i":  # negatives read as unsigned are above every bound
         x = x.view(_UNSIGNED[x.dtype.itemsize])
     return high >= 0 and int(np.maximum.reduce(x, axis=None)) <= high
 
 
+def list_in_range(values: list[int], high: int) -> bool:
+    """Whether every int of ``values`` lies in ``[0, high]``."""
+    return not values or (min(values) >= 0 and max(values) <= high)
+
+
 def count_distinct(rows: Array, n: int) -> int:
     """How many different values the 1-D ``rows`` (all in ``[0, n)``) hold: a 1-D bitmap,
     set by fancy assignment and counted (faster than a bitmap kept between calls and than
-    ``np.put``).
+    ``np.put``), or the set of a small array's list.
 
     Guards: the fancy assignment checks each row; the bitmap has ``n`` entries, so
     callers use it only where ``n`` is at most 64 times the rows (``_execute/rows.py``)."""
+    if rows.shape[0] <= LIST_ENTRIES:
+        return len(set(rows.tolist()))
     bitmap = np.zeros(n, dtype=np.bool_)
     bitmap[rows] = True
     return int(np.count_nonzero(bitmap))

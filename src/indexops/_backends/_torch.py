@@ -19,7 +19,14 @@ import torch
 from .._typing import Array
 from .._validate.combiners import Named
 from ._base import NativeScatter, ValuesUnknown, repeats_elements
-from ._host import all_in_range, count_distinct, holds_zero, zero_rows
+from ._host import (
+    LIST_ENTRIES,
+    all_in_range,
+    count_distinct,
+    holds_zero,
+    list_in_range,
+    zero_rows,
+)
 
 torch_is_compiling = torch.compiler.is_compiling
 _REDUCE = {Named.ADD: "sum", Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
@@ -80,7 +87,7 @@ class TorchBackend(NativeScatter):
         return None
 
     def shares_memory(self, a: Array, b: Array) -> bool:
-        if a.device.type == "meta":
+        if a.is_meta:
             return a is b
         if torch_is_compiling():  # Dynamo cannot read storage pointers; a reshape of a
             return a.is_contiguous() and b.is_contiguous()  # contiguous tensor is a view
@@ -137,8 +144,10 @@ class TorchBackend(NativeScatter):
         return x.clone()
 
     def all_in_range(self, x: Array, high: int) -> bool:
-        # on the host: NumPy reads the shared memory in one reduction (tensor reductions
-        # and comparisons cost several times more on small index arrays)
+        # on the host: a small tensor as a list, else NumPy reads the shared memory in one
+        # reduction (tensor reductions and comparisons cost several times more)
+        if x.numel() <= LIST_ENTRIES:
+            return list_in_range(x.reshape(-1).tolist(), high)
         return all_in_range(x.numpy(), high)
 
     def holds_zero(self, x: Array) -> bool:
@@ -230,6 +239,8 @@ class TorchBackend(NativeScatter):
         thread: they pay for their three calls from about 2**20 rows on two threads
         (benchmarks/HISTORY.md, "Thresholds of the host paths").
         """
+        if rows.shape[0] <= LIST_ENTRIES and self.values_on_host(rows):
+            return len(set(rows.tolist()))
         if self.values_on_host(rows) and (n <= 2**20 or torch.get_num_threads() == 1):
             return count_distinct(rows.numpy(), n)
         bitmap = torch.zeros(n, dtype=torch.bool, device=rows.device).index_fill_(0, rows, True)

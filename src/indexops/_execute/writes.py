@@ -36,17 +36,16 @@ def write_rows(
         from .chunked import scatter_rows
 
         return scatter_rows(x, rows_shape, rows, values, combiner, keep, backend.chunks_generic)
-    xp = backend.xp
     if in_place:
         rows, values = read_before_writing(backend, x, rows, values)
     work = backend.copy(x) if backend.writes_into_table and not in_place else x
-    table = xp.reshape(work, rows_shape)
+    table = backend.reshape(work, rows_shape)
     written = table_with_rows(backend, table, rows, values, combiner, keep=keep, unique=unique)
     if not in_place:
-        result = xp.reshape(written, x.shape)
+        result = backend.reshape(written, x.shape)
         return result if result is not x else backend.copy(x)
     if not backend.shares_memory(written, x):
-        x[...] = xp.reshape(written, x.shape)
+        x[...] = backend.reshape(written, x.shape)
     return x
 
 

@@ -17,8 +17,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def torch_is_compiling() -> bool:
     """Whether ``torch.compile`` is tracing the current call (False without torch)."""
+    if _IS_COMPILING:
+        return bool(_IS_COMPILING[0]())
     torch = sys.modules.get("torch")
-    return torch is not None and bool(torch.compiler.is_compiling())
+    if torch is None:
+        return False
+    compiler = getattr(torch, "compiler", None)  # absent while torch is being imported
+    if compiler is None:
+        return False
+    _IS_COMPILING.append(compiler.is_compiling)  # asked on every call: looked up once
+    return bool(compiler.is_compiling())
+
+
+_IS_COMPILING: list[Callable[[], bool]] = []
 
 
 def static_cache(maxsize: int = 512) -> Callable[[F], F]:
