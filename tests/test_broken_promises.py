@@ -59,7 +59,8 @@ TABLE_DTYPES = (
 
 # (table rows n, row width d, updates k), each picking a route of NumPy's combine and
 # torch's row gather: ufunc.at on the rows (k*d <= 256), element indices (odd d), column
-# pairs (even d), integer sums (d >= 32), the sparse product (k*d >= 2**15, d >= 3,
+# pairs (even d), rows combined by runs (d >= 32: integer add, and min and max, whose
+# size threshold the child lowers), the sparse product (k*d >= 2**15, d >= 3,
 # n <= k; also torch's gather through NumPy's take, k*d > 2**15), a 1-D flat ufunc.at
 SHAPES = ((16, 4, 8), (64, 5, 64), (64, 8, 64), (64, 32, 64), (256, 160, 256), (1000, 1, 300))
 
@@ -68,7 +69,8 @@ COMBINERS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.max
 # every route a sweep must take at least once (counted by the child's spies)
 ROUTES = {
     "numpy": (
-        "ufunc.at on rows", "ufunc.at on elements", "column pairs", "integer sums",
+        "ufunc.at on rows", "ufunc.at on elements", "column pairs", "add by runs",
+        "min or max by runs",
         "sparse product", "fancy set", "take", "take clipped", "count_distinct",
         "take along axis",
     ),
@@ -154,6 +156,9 @@ class _CountedUfunc:
     def __init__(self, ufunc: np.ufunc, routes: collections.Counter[str]) -> None:
         self.ufunc, self.routes = ufunc, routes
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.ufunc(*args, **kwargs)
+
     def at(self, table: Any, *args: Any) -> None:
         self.routes["ufunc.at on rows" if table.ndim == 2 else "ufunc.at on elements"] += 1
         self.ufunc.at(table, *args)
@@ -163,7 +168,8 @@ def spy_numpy(routes: collections.Counter[str]) -> None:
     from indexops._backends import _numpy
 
     _numpy._UFUNCS = {how: _CountedUfunc(f, routes) for how, f in _numpy._UFUNCS.items()}
-    spy(_numpy, "_add_integer_rows", routes, lambda *a: "integer sums")
+    _numpy._MIN_MAX_RUNS_MIN_ELEMENTS = 2**11  # the [64, 32] shape's min and max by runs
+    spy(_numpy, "_combine_by_runs", routes, _runs_route)
     spy(_numpy, "_add_by_sparse_product", routes, lambda *a: "sparse product")
     spy(_numpy, "_as_elements", routes, lambda values, pair: pair is not None and "column pairs")
     spy(_numpy, "count_distinct", routes, lambda *a: "count_distinct")
@@ -172,6 +178,10 @@ def spy_numpy(routes: collections.Counter[str]) -> None:
     spy(backend, "take_rows", routes, lambda *a: "take")
     spy(backend, "take_rows_clipped", routes, lambda *a: "take clipped")
     spy(backend, "take_along_axis", routes, lambda *a: "take along axis")
+
+
+def _runs_route(table: Any, rows: Any, values: Any, ufunc: Any) -> str:
+    return "add by runs" if ufunc.ufunc is np.add else "min or max by runs"
 
 
 def spy_torch(routes: collections.Counter[str]) -> None:

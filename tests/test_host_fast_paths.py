@@ -523,7 +523,7 @@ def test_numpy_integer_add_by_rows_costs_scratch_in_the_updates_not_the_table(mo
     monkeypatch.setattr(_numpy, "_SUM_MIN_WIDTH", 1)
     monkeypatch.setattr(_numpy, "_AT_ROWS_MAX_ELEMENTS", 0)
     calls = []
-    monkeypatch.setattr(_numpy, "_add_integer_rows", _Recorder(_numpy._add_integer_rows, calls))
+    monkeypatch.setattr(_numpy, "_combine_by_runs", _Recorder(_numpy._combine_by_runs, calls))
     table = np.zeros((2**22, 1), dtype=np.int8)
     rows = np.array([5, 2**22 - 1, 5, 0, 77, 5, 0, 3])
     values = np.arange(1, 9, dtype=np.int8)[:, None]
@@ -541,28 +541,81 @@ def test_numpy_integer_add_by_rows_costs_scratch_in_the_updates_not_the_table(mo
 
 
 @pytest.mark.parametrize("bad", [2**63 - 1, 2**31 - 1, 64, -1, -(2**63)])
-def test_numpy_integer_add_checks_rows_before_summing_them(monkeypatch, bad):
-    """A broken promise_in_bounds never reaches the row sums (whose counts once came from
-    np.bincount, which wrote outside its memory): ufunc.at raises or wraps as before."""
+@pytest.mark.parametrize("how", ["ADD", "MAX"])
+def test_numpy_combine_by_runs_checks_rows_before_it_runs(monkeypatch, how, bad):
+    """A broken promise_in_bounds never reaches the combine by runs (whose counts once
+    came from np.bincount, which wrote outside its memory): ufunc.at raises or wraps as
+    before."""
     taken = []
 
     def refuse(*args):
         taken.append(args)
-        raise AssertionError("rows outside the table reached the row sums")
+        raise AssertionError("rows outside the table reached the combine by runs")
 
-    monkeypatch.setattr(_numpy, "_add_integer_rows", refuse)
+    monkeypatch.setattr(_numpy, "_combine_by_runs", refuse)
     monkeypatch.setattr(_numpy, "_SUM_MIN_WIDTH", 1)
     monkeypatch.setattr(_numpy, "_AT_ROWS_MAX_ELEMENTS", 0)
+    monkeypatch.setattr(_numpy, "_MIN_MAX_RUNS_MIN_ELEMENTS", 0)
     table = np.zeros((64, 4), dtype=np.int64)
     rows = np.array([0, bad, 3])
     values = np.ones((3, 4), dtype=np.int64)
     try:
-        _numpy.NumpyBackend(np).combine_rows(table, rows, values, _numpy.Named.ADD)
+        _numpy.NumpyBackend(np).combine_rows(table, rows, values, _numpy.Named[how])
     except IndexError:
         pass  # element indices outside the table (some wrap into it: a value unspecified)
     else:
         assert table[3].tolist() == [1] * 4
     assert taken == []
+
+
+@pytest.mark.parametrize("how", ["min", "max"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint64"])
+def test_numpy_min_max_by_runs_match_ufunc_at(monkeypatch, dtype, how):
+    """Min and max of wide rows combine each row's updates first: the values of the
+    sequential reference, NaNs and infinities included, and the signed zeros of IEEE-754
+    minimum and maximum (the fix after the combine), with rows repeating up to many times
+    across row blocks."""
+    monkeypatch.setattr(_numpy, "_SUM_BLOCK_ELEMENTS", 32 * 5)  # five rows per block
+    calls = []
+    monkeypatch.setattr(_numpy, "_combine_by_runs", _Recorder(_numpy._combine_by_runs, calls))
+    rng = np.random.default_rng(3)
+    n, k, d = 40, 2**13, 32  # k * d = 2**18: the threshold
+    table = values_of(rng, (n, d), dtype)
+    values = values_of(rng, (k, d), dtype)
+    rows = np.concatenate([rng.integers(0, n, k - 64), np.full(64, 7)])  # row 7 many times
+    rng.shuffle(rows)
+    if table.dtype.kind == "f":  # rows 0-3: zeros of both signs meet, nothing beats them
+        below = 1.0 if how == "min" else -1.0
+        table[:4] = -0.0 if how == "max" else 0.0
+        to_zero = rows < 4
+        choices = np.array([-0.0, 0.0, below], dtype=dtype)
+        values[to_zero] = rng.choice(choices, size=(int(to_zero.sum()), d))
+    got = indexops.scatter(table, rows[:, None], values, **ROW_SCATTER, update_computation=how)
+    assert len(calls) == 1
+    expected = ieee_at(how, table, rows, values)
+    assert_same(got, expected)
+    assert np.array_equal(np.signbit(got), np.signbit(expected))
+
+
+def ieee_at(how, table, rows, values):
+    """``ufunc.at`` (NaN propagates) with IEEE-754's signed zeros: a zero result is min's
+    -0.0 where some zero that met there was -0.0, max's +0.0 where some was +0.0, and the
+    other zero where none was."""
+    result = table.copy()
+    (np.minimum if how == "min" else np.maximum).at(result, rows, values)
+    if result.dtype.kind != "f":
+        return result
+    wins_sign = how == "min"  # the sign bit of the winning zero
+
+    def winning(x):
+        return (x == 0) & (np.signbit(x) == wins_sign)
+
+    won = winning(table)
+    np.logical_or.at(won, rows, winning(values))
+    zero = result == 0
+    winner, loser = (-0.0, 0.0) if how == "min" else (0.0, -0.0)
+    result[zero] = np.where(won[zero], winner, loser)
+    return result
 
 
 ALIAS_ROUTES = [  # (dtype, how, shape, sum_min_width): one route of _combine each
@@ -571,6 +624,8 @@ ALIAS_ROUTES = [  # (dtype, how, shape, sum_min_width): one route of _combine ea
     ("float32", "min", (3, 65537), 2**20),
     ("float32", "max", (3, 65537), 2**20),
     ("int32", "add", (3, 65536), 1),  # integer sums per row, one row per block
+    ("float32", "max", (3, 65536), 1),  # min and max by runs too
+    ("int16", "min", (3, 65536), 1),
     ("int32", "add", (3, 65536), 2**20),  # integers by ufunc.at
     ("float64", "multiply", (3, 8), 2**20),  # ufunc.at on the rows (small)
 ]
@@ -584,6 +639,7 @@ def test_numpy_combine_reads_values_that_view_the_table_before_writing(
     writes: the result is that of the updates as they were before the call, even where
     the rows are processed in chunks (later chunks would read rows an earlier one wrote)."""
     monkeypatch.setattr(_numpy, "_SUM_MIN_WIDTH", sum_min_width)
+    monkeypatch.setattr(_numpy, "_MIN_MAX_RUNS_MIN_ELEMENTS", sum_min_width)
     monkeypatch.setattr(_numpy, "_SUM_BLOCK_ELEMENTS", shape[1])  # one row per block
     named = {"add": "ADD", "multiply": "MUL", "min": "MIN", "max": "MAX"}[how]
     ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}[how]

@@ -42,13 +42,15 @@ _ADD_IN_PAIRS: dict[np.dtype, np.dtype] = {
 _SPARSE_MIN_ELEMENTS = 2**15
 _SPARSE_MIN_WIDTH = 3
 
-# Integer add by rows: each written row's updates are summed (in row blocks of this many
-# elements, cache-sized), then every sum is added once with a fancy-index add
+# Integer add, min and max by rows: each written row's updates are combined first (in row
+# blocks of this many elements, cache-sized), then once with the table by a fancy index
 _SUM_BLOCK_ELEMENTS = 2**16
 
 # ...for rows of at least this many elements: narrower, ufunc.at on element indices is
-# faster (benchmarks/HISTORY.md, "Thresholds of the host paths")
+# faster; for min and max also from this many updated elements (below, the sort costs
+# more than it saves; benchmarks/HISTORY.md, "Thresholds of the host paths")
 _SUM_MIN_WIDTH = 32
+_MIN_MAX_RUNS_MIN_ELEMENTS = 2**18
 
 
 class NumpyBackend(NativeScatter):
@@ -178,8 +180,8 @@ class NumpyBackend(NativeScatter):
         if not _has_at_loop(ufunc, table.dtype):
             return None
         rows, values = _unshared(table, rows), _unshared(table, values)
-        if _integer_rows_add(table, rows, values, how):
-            return _add_integer_rows(table, rows, values)
+        if _by_runs(table, rows, values, how):
+            return _combine_by_runs(table, rows, values, ufunc)
         if how is Named.ADD and _sparse_product_pays(table, rows, values):
             return _add_by_sparse_product(table, rows, values)
         if not table.flags.c_contiguous or rows.shape[0] * table.shape[1] <= _AT_ROWS_MAX_ELEMENTS:
@@ -233,17 +235,21 @@ def _unshared(table: Array, x: Array) -> Array:
     return np.array(x, copy=True) if np.may_share_memory(table, x) else x
 
 
-def _integer_rows_add(table: Array, rows: Array, values: Array, how: Named) -> bool:
-    """Whether :func:`_add_integer_rows` runs this add: integers in wide rows, more than
-    a small add, every row in the table (guard: one reduction; its last step is a
-    checked fancy index, but a promise broken by a row outside still goes to ``ufunc.at``,
-    which raises as before)."""
+def _by_runs(table: Array, rows: Array, values: Array, how: Named) -> bool:
+    """Whether :func:`_combine_by_runs` runs this combine: integer add, or min or max of
+    real numbers, in wide rows, more than a small combine, every row in the table (guard:
+    one reduction; its last step is a checked fancy index, but a promise broken by a row
+    outside still goes to ``ufunc.at``, which raises as before)."""
+    kind, count, width = table.dtype.kind, rows.shape[0], table.shape[1]
+    if how is Named.ADD:
+        fits = kind in "iu" and count * width > _AT_ROWS_MAX_ELEMENTS
+    else:
+        fits = how in (Named.MIN, Named.MAX) and kind in "iuf"
+        fits = fits and count * width >= _MIN_MAX_RUNS_MIN_ELEMENTS
     return (
-        how is Named.ADD
-        and table.dtype.kind in "iu"
+        fits
         and values.dtype == table.dtype
-        and table.shape[1] >= _SUM_MIN_WIDTH
-        and rows.shape[0] * table.shape[1] > _AT_ROWS_MAX_ELEMENTS
+        and width >= _SUM_MIN_WIDTH
         and all_in_range(rows, table.shape[0] - 1)
     )
 
@@ -301,15 +307,18 @@ def _add_by_sparse_product(table: Array, rows: Array, values: Array) -> Array:
     return table
 
 
-def _add_integer_rows(table: Array, rows: Array, values: Array) -> Array:
-    """``np.add.at(table, rows, values)`` for integers, a row at a time instead of an element.
+def _combine_by_runs(table: Array, rows: Array, values: Array, ufunc: np.ufunc) -> Array:
+    """``ufunc.at(table, rows, values)`` a row at a time instead of an element, for integer
+    add (wrapping included), min and max.
 
-    The updates of each written row are summed first, then added once: a different order
-    of the additions, with the same result, because integer addition (wrapping included)
-    is associative. The sums are built by occurrence: the first update of every row, plus
-    the second of rows written at least twice, and so on. The written rows are the runs
-    of a stable sort of ``rows`` (all in ``[0, n)``: the caller checks), so the work and
-    scratch grow with the updates, not the table.
+    The updates of each written row are combined first, then once with the table: another
+    order of the same operations, with the same result, because these are associative
+    and commutative (a NaN propagates in any order; the sign of a zero min or max is the
+    caller's to fix, as for ``ufunc.at``, which keeps one or the other by argument order).
+    The combines go by occurrence: the first update of every row, with the second of rows
+    written at least twice, and so on. The written rows are the runs of a stable sort of
+    ``rows`` (all in ``[0, n)``: the caller checks), so the work and scratch grow with the
+    updates, not the table.
     """
     order = _stable_order(rows, table.shape[0])
     ordered = rows[order]
@@ -322,13 +331,15 @@ def _add_integer_rows(table: Array, rows: Array, values: Array) -> Array:
     for start in range(0, written.shape[0], block):
         part = slice(start, start + block)
         part_counts, part_firsts = counts[part], firsts[part]
-        sums = np.take(values, order[part_firsts], axis=0)
+        combined = np.take(values, order[part_firsts], axis=0)
         again, occurrence = np.flatnonzero(part_counts > 1), 1
         while again.shape[0]:
-            sums[again] += np.take(values, order[part_firsts[again] + occurrence], axis=0)
+            next_values = np.take(values, order[part_firsts[again] + occurrence], axis=0)
+            combined[again] = ufunc(combined[again], next_values)
             occurrence += 1
             again = again[part_counts[again] > occurrence]
-        table[written[part]] += sums
+        targets = written[part]
+        table[targets] = ufunc(table[targets], combined)
     return table
 
 
