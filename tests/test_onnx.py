@@ -284,6 +284,7 @@ def element_cases(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int]:
 
 @DRAWN
 @FEW
+@pytest.mark.filterwarnings("ignore:Increasing number of chunks")  # dask, on drawn shapes
 @given(case=element_cases(), dtype=DTYPES, reduction=REDUCTIONS, data=st.data())
 def test_elements_match_definition(xp, backend, case, dtype, reduction, data):
     operand, indices, axis = case
