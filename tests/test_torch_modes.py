@@ -20,10 +20,6 @@ from indexops import IndexOpsValueError
 
 torch = pytest.importorskip("torch")
 
-# torch.compile's first use imports modules that call torch.jit.script_method, which torch
-# itself has deprecated
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated")
-
 # Each op writes ones into row 1 of a [4, 4] float32 array.
 EXPECTED = np.zeros((4, 4), np.float32)
 EXPECTED[1] = 1

@@ -19,10 +19,6 @@ from reference import scatter_update as scatter_update_reference
 import indexops
 from indexops._testing import device_paths
 
-# torch.compile's first use imports modules that call torch.jit.script_method, which torch
-# itself deprecates
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated")
-
 # -- one call per op, as a function of its arrays ------------------------------------------
 
 
