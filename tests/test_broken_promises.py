@@ -169,6 +169,7 @@ def spy_numpy(routes: collections.Counter[str]) -> None:
 
     _numpy._UFUNCS = {how: _CountedUfunc(f, routes) for how, f in _numpy._UFUNCS.items()}
     _numpy._MIN_MAX_RUNS_MIN_ELEMENTS = 2**11  # the [64, 32] shape's min and max by runs
+    _numpy._ELEMENT_BLOCK = 8  # element gathers block by block
     spy(_numpy, "_combine_by_runs", routes, _runs_route)
     spy(_numpy, "_add_by_sparse_product", routes, lambda *a: "sparse product")
     spy(_numpy, "_as_elements", routes, lambda values, pair: pair is not None and "column pairs")

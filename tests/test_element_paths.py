@@ -239,3 +239,26 @@ def test_element_paths_are_taken(library, monkeypatch):
     indexops.scatter(operand, indices, taken, update_computation="add", **case.scatter_attrs())
     expected = ["take_along_axis"] + (["combine_along_axis"] if library == "torch" else [])
     assert calls == expected
+
+
+@pytest.mark.parametrize(
+    ("shape", "index_shape", "axis"),
+    [((7,), (13,), 0), ((5, 6), (5, 4), 1), ((5, 6), (8, 6), 0), ((3, 5, 4), (3, 2, 4), 1),
+     ((2, 5, 4), (2, 7, 4), 1), ((6, 1, 3), (6, 1, 5), 2)],
+)  # fmt: skip
+def test_numpy_element_gather_in_blocks(monkeypatch, shape, index_shape, axis):
+    """NumPy's element gather takes its flat element numbers block by block along the
+    leading dim (blocks of 2 elements here, or of one row where rows are longer):
+    np.take_along_axis's values, the last block short."""
+    from indexops._backends import _numpy
+
+    monkeypatch.setattr(_numpy, "_ELEMENT_BLOCK", 2)
+    blocks = []
+    numbers = _numpy._flat_numbers
+    monkeypatch.setattr(_numpy, "_flat_numbers", lambda *a: blocks.append(a) or numbers(*a))
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal(shape)
+    indices = rng.integers(0, shape[axis], index_shape)
+    got = _numpy.NumpyBackend(np).take_along_axis(x, indices, axis)
+    np.testing.assert_array_equal(got, np.take_along_axis(x, indices, axis))
+    assert len(blocks) > 1

@@ -42,6 +42,12 @@ _ADD_IN_PAIRS: dict[np.dtype, np.dtype] = {
 _SPARSE_MIN_ELEMENTS = 2**15
 _SPARSE_MIN_WIDTH = 3
 
+# Element gathers of more than 4 blocks take their flat element numbers in blocks of this
+# many elements along the leading dim: the numbers stay in cache between their sum and the
+# take (0.43-0.81x the time of one pass each from 2**22 elements; benchmarks/HISTORY.md,
+# "Thresholds of the host paths")
+_ELEMENT_BLOCK = 2**18
+
 # Integer add, min and max by rows: each written row's updates are combined first (in row
 # blocks of this many elements, cache-sized), then once with the table by a fancy index
 _SUM_BLOCK_ELEMENTS = 2**16
@@ -135,21 +141,30 @@ class NumpyBackend(NativeScatter):
 
     def take_along_axis(self, x: Array, indices: Array, axis: int) -> Array:
         """``take`` of the flat element numbers of a C-contiguous ``x`` (faster than
-        ``np.take_along_axis``'s fancy index), else ``np.take_along_axis``. Guards: both
+        ``np.take_along_axis``'s fancy index), block by block along the leading dim, else
+        ``np.take_along_axis``. Guards: both
         raise for an element outside ``x``; an entry outside its dim (a broken promise)
         reads another element of ``x``, never past it."""
         if not x.flags.c_contiguous:
             return np.take_along_axis(x, indices, axis)
         strides = [math.prod(x.shape[d + 1 :]) for d in range(x.ndim)]
-        offsets: Any = 0  # of each position along the other dims, broadcast: no index size
-        for d in range(x.ndim):
+        offsets: Any = np.zeros((1,) * x.ndim, dtype=np.intp)  # of each position along the
+        for d in range(x.ndim):  # other dims, broadcast: no index size
             if d != axis and x.shape[d] > 1:
                 along = [1] * x.ndim
                 along[d] = x.shape[d]
                 step = np.arange(0, x.shape[d] * strides[d], strides[d]).reshape(along)
                 offsets = offsets + step
-        scaled = indices if strides[axis] == 1 else indices * strides[axis]
-        return np.take(x.reshape(-1), scaled + offsets)
+        flat, count = x.reshape(-1), indices.shape[0]
+        block = max(1, _ELEMENT_BLOCK // max(1, math.prod(indices.shape[1:])))
+        if indices.size <= 4 * _ELEMENT_BLOCK or count <= block:
+            return np.take(flat, _flat_numbers(indices, strides[axis], offsets))
+        result = np.empty(indices.shape, dtype=x.dtype)
+        for start in range(0, count, block):
+            part = slice(start, start + block)
+            shift = offsets[part] if offsets.shape[0] > 1 else offsets
+            result[part] = np.take(flat, _flat_numbers(indices[part], strides[axis], shift))
+        return result
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
         # guards: fancy assignment checks each row, and copies values that overlap table
@@ -214,6 +229,11 @@ def _has_at_loop(ufunc: np.ufunc, dtype: np.dtype) -> bool:
     except TypeError:  # NumPy's UFuncTypeError: no loop for this dtype
         return False
     return True
+
+
+def _flat_numbers(indices: Array, stride: int, offsets: Array) -> Array:
+    """The flat element numbers of ``indices`` along a dim of ``stride``, at ``offsets``."""
+    return (indices if stride == 1 else indices * stride) + offsets
 
 
 def _pair_dtype(table: Array, values: Array, how: Named) -> np.dtype | None:
