@@ -144,6 +144,28 @@ def test_errors_name_the_argument():
         )  # fmt: skip
 
 
+GATHER_ATTRIBUTES = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,)}
+SCATTER_ATTRIBUTES = {
+    "update_window_dims": (1,), "inserted_window_dims": (0,), "scatter_dims_to_operand_dims": (0,),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("op", ["gather", "scatter"])
+@pytest.mark.parametrize("left_out", [0, 1, 2])
+def test_each_required_attribute_left_out_is_named(op, left_out):
+    """Each of the three attributes, left out alone, is named with the hint that
+    ``dimension_numbers=`` could stand for them."""
+    operand, rows = np.arange(6.0).reshape(3, 2), np.array([[1]])
+    attributes = dict(GATHER_ATTRIBUTES if op == "gather" else SCATTER_ATTRIBUTES)
+    name = list(attributes)[left_out]
+    del attributes[name]
+    with pytest.raises(IndexOpsTypeError, match=rf"{name}=None .*dimension_numbers="):
+        if op == "gather":
+            indexops.gather(operand, rows, **attributes, index_vector_dim=1, slice_sizes=(1, 2))
+        else:
+            indexops.scatter(operand, rows, np.ones((1, 2)), **attributes, index_vector_dim=1)
+
+
 @pytest.mark.backends("jax")
 def test_jax_objects_unchanged():
     import jax

@@ -43,7 +43,9 @@ def window_attributes(
     read from ``dimension_numbers=numbers`` where the call passed it, else those ``given``,
     of which the ones before the batching dims are needed."""
     if numbers is None:
-        if index_vector_dim is None or any(value is None for value in given[:-_OPTIONAL]):
+        # by identity (an array's == is elementwise), unrolled: a generator costs more
+        first, second, third = given[:-_OPTIONAL]
+        if index_vector_dim is None or first is None or second is None or third is None:
             _check_given(op, fields, given, index_vector_dim)
         return given, index_vector_dim
     index_rank = getattr(indices, "ndim", None)  # not an array: validation names it later
