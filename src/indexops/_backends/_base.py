@@ -324,6 +324,12 @@ class Backend:
         source = self.take_rows(values, self.take_rows(order, position))
         return xp.where(hit[:, None], source, table)
 
+    def rows_increase(self, rows: Array) -> bool:
+        """Whether each entry of the 1-D ``rows`` is above the one before, so that no row
+        repeats; False where not shown. Read on the host (host paths only). Here: one
+        comparison of neighbours."""
+        return bool(self.xp.all(rows[1:] > rows[:-1]))
+
     def count_distinct_rows(self, rows: Array, n: int) -> int:
         """How many different rows the 1-D ``rows`` (all in ``[0, n)``) name: a count on
         the host, so for host paths only. Here: a bitmap of ``n`` entries written with

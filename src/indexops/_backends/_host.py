@@ -35,6 +35,24 @@ def list_in_range(values: list[int], high: int) -> bool:
     return not values or (min(values) >= 0 and max(values) <= high)
 
 
+# Entries looked at first by rows_increase: most unsorted arrays fail there, before the
+# pass over all of them
+INCREASE_HEAD = 64
+
+
+def rows_increase(rows: np.ndarray) -> bool:
+    """Whether each entry of the 1-D ``rows`` is above the one before, so that none
+    repeats (a mask's positions, sorted distinct rows): one comparison of neighbours, after
+    a look at the first :data:`INCREASE_HEAD`. False without looking for arrays of up to
+    :data:`LIST_ENTRIES`, whose distinct count costs as little."""
+    if rows.shape[0] <= LIST_ENTRIES:
+        return False
+    head = rows[:INCREASE_HEAD]
+    if not (head[1:] > head[:-1]).all():
+        return False
+    return bool((rows[1:] > rows[:-1]).all())
+
+
 def count_distinct(rows: Array, n: int) -> int:
     """How many different values the 1-D ``rows`` (all in ``[0, n)``) hold: a 1-D bitmap,
     set by fancy assignment and counted (faster than a bitmap kept between calls and than

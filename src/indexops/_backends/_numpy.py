@@ -15,7 +15,7 @@ from .._plan.cache import static_cache
 from .._typing import Array
 from .._validate.combiners import Named
 from ._base import NativeScatter, repeats_elements
-from ._host import all_in_range, count_distinct, holds_zero, zero_rows
+from ._host import all_in_range, count_distinct, holds_zero, rows_increase, zero_rows
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 
@@ -181,6 +181,9 @@ class NumpyBackend(NativeScatter):
         target = x if in_place else np.array(x, copy=True)
         target[key] = values
         return target
+
+    def rows_increase(self, rows: Array) -> bool:
+        return rows_increase(rows)
 
     def count_distinct_rows(self, rows: Array, n: int) -> int:
         return count_distinct(rows, n)

@@ -25,6 +25,7 @@ from ._host import (
     count_distinct,
     holds_zero,
     list_in_range,
+    rows_increase,
     zero_rows,
 )
 
@@ -232,6 +233,15 @@ class TorchBackend(NativeScatter):
             return self.take_along_axis(x, indices, axis)
         except RuntimeError:  # an entry outside: the caller clamps
             return None
+
+    def rows_increase(self, rows: Array) -> bool:
+        # NumPy's view of the same memory: torch's comparisons cost several times more
+        # (small arrays: not looked at, as there)
+        return (
+            rows.shape[0] > LIST_ENTRIES
+            and self.values_on_host(rows)
+            and rows_increase(rows.numpy())
+        )
 
     def count_distinct_rows(self, rows: Array, n: int) -> int:
         """On one thread, or up to 2**20 rows, NumPy's bitmap on the rows' shared memory;

@@ -86,6 +86,8 @@ def _last_occurrences_on_host(backend: Backend, rows: Array, n: int) -> Array | 
     or ``None`` when no row repeats."""
     xp = backend.xp
     m = rows.shape[0]
+    if backend.rows_increase(rows):  # a mask's positions, sorted distinct rows
+        return None
     if n <= SCRATCH_ROWS_PER_UPDATE * m:
         if backend.count_distinct_rows(rows, n) == m:
             return None
