@@ -772,3 +772,54 @@ def test_backend_enum_reads_boolean_indices():
     assert Backend.NUMPY.reads_boolean_indices
     assert not Backend.JAX_JIT.reads_boolean_indices
     assert not Backend.TORCH_META.reads_boolean_indices
+
+
+@pytest.mark.backends("numpy")
+@pytest.mark.parametrize("method", list(STEPS))
+@pytest.mark.parametrize("columns", [15, 16, 32])  # rows of 30, 32 and 64 elements
+@pytest.mark.parametrize("copy", [True, False])
+def test_a_mask_of_wide_rows_updates_as_numpy_indexing(monkeypatch, method, columns, copy):
+    """A boolean mask over the leading dim whose rows hold 32 elements or more updates by
+    NumPy's own ``x[mask] = f(x[mask], y)`` (each row once; min and max keep the scatter,
+    for IEEE-754's signed zeros); narrower rows scatter the mask's positions. Both give the
+    updates applied one by one, in x's dtype, y cast within its kind, and y viewing x
+    read before the write."""
+    from indexops._ops import at as at_module
+
+    own = []
+    write_basic = at_module._write_basic
+    monkeypatch.setattr(at_module, "_write_basic", lambda *a: own.append(a) or write_basic(*a))
+    low, high = VALUE_RANGES.get(method, (-5, 5))
+    x = np.random.default_rng(columns).integers(low, high, size=(6, 2, columns)) * 1.0
+    mask = np.array([True, False, True, True, False, True])
+    args = {"apply": (twice_plus,)}.get(method, ())
+    for y, target in ((x[[1, 4, 0, 2]].astype(np.float32), x.copy()), (None, x.copy())):
+        if y is None:  # rows 1-4 of the array the call writes
+            y = target[1:5]
+        expected = target.copy()
+        for row, value in zip(np.flatnonzero(mask), y.astype(np.float64)):
+            expected[row] = STEPS[method](expected[row], value)
+        got = getattr(indexops.at(target)[mask], method)(*args, y, copy=copy)
+        assert_same(got, expected)
+        assert (got is target) == (not copy)
+    assert bool(own) == (2 * columns >= 32 and method not in ("min", "max"))
+
+
+@pytest.mark.backends("numpy")
+def test_a_mask_of_wide_rows_in_a_big_array_scatters(monkeypatch):
+    """Above ROW_MASK_MAX_ELEMENTS the mask's positions are scattered (faster there)."""
+    from indexops._ops import at as at_module
+
+    own = []
+    write_basic = at_module._write_basic
+    monkeypatch.setattr(at_module, "_write_basic", lambda *a: own.append(a) or write_basic(*a))
+    x = np.arange(6 * 64.0).reshape(6, 64)
+    mask = np.array([True, False, True, True, False, True])
+    expected = x.copy()
+    expected[mask] += 1.0
+    monkeypatch.setattr(at_module, "ROW_MASK_MAX_ELEMENTS", x.size - 1)
+    assert_same(indexops.at(x)[mask].add(1.0), expected)
+    assert own == []
+    monkeypatch.setattr(at_module, "ROW_MASK_MAX_ELEMENTS", x.size)
+    assert_same(indexops.at(x)[mask].add(1.0), expected)
+    assert len(own) == 1

@@ -9,6 +9,7 @@ order, modes, copies, tracing and fast paths.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -568,14 +569,15 @@ class At:
         computation = f if f is not None else update.computation
         if computation in _XP_COMBINERS:
             computation = backend.elementwise(_XP_COMBINERS[computation])
-        if lowering.basic is not None:  # (index arrays: the core resolves the combiner)
+        own_key = lowering.updates_basic
+        if own_key is not None:  # (index arrays: the core resolves the combiner)
             combiner = (
                 resolve(op, backend.xp, computation)
                 if callable(computation)
                 else _named_combiner(op, backend.xp, computation)
             )
             if _own_arithmetic(backend, x.dtype, combiner):
-                return _write_basic(backend, lowering.basic, x, updates, combiner, in_place)
+                return _write_basic(backend, own_key, x, updates, combiner, in_place)
         starts, in_range = lowering(x, self._idx)
         if in_range:  # checked here: nothing to drop or clip
             scatter_mode = ScatterMode.PROMISE_IN_BOUNDS
@@ -710,7 +712,7 @@ class _Lowering:
     Called with a call's ``x`` and ``idx``, it gives the start indices and whether the
     host found them all in range (:func:`start_indices`)."""
 
-    __slots__ = ("arrays", "backend", "basic", "core", "plan")
+    __slots__ = ("arrays", "backend", "basic", "core", "plan", "updates_basic")
 
     def __init__(
         self,
@@ -718,8 +720,11 @@ class _Lowering:
         plan: IndexPlan,
         basic: BasicIndex | None,
         arrays: list[Array] | None,
+        updates_basic: BasicIndex | None = None,
     ) -> None:
         self.backend, self.plan, self.basic, self.arrays = backend, plan, basic, arrays
+        # the library's own key for updates only: a boolean mask of whole wide rows
+        self.updates_basic = basic if updates_basic is None else updates_basic
         # the core op's executor per call options (mode, combiner, ...), for a kept
         # lowering: its signature pins the types, shapes, dtypes and devices of the core
         # call's arrays, so the core's own signature and validation are skipped
@@ -753,7 +758,31 @@ def _lower(op: str, x: Array, idx: Any, cached: bool) -> _Lowering:
     basic = None
     if negative_steps is not None and not plan.empty_dims:
         basic = basic_index(op, tuple(x.shape), parts, negative_steps)
-    return _Lowering(backend, plan, basic, None if cached else arrays)
+    rows = None if cached else _row_mask(backend, x, idx)
+    return _Lowering(backend, plan, basic, None if cached else arrays, rows)
+
+
+# Updates through a boolean mask of rows of at least this many elements, in an x of at
+# most that many, run as NumPy's own boolean indexing (x[mask] = f(x[mask], y)); narrower
+# rows, and bigger arrays, are faster as a scatter of the mask's positions
+# (benchmarks/HISTORY.md, "Thresholds of the host paths")
+ROW_MASK_MIN_WIDTH = 32
+ROW_MASK_MAX_ELEMENTS = 2**20
+
+
+def _row_mask(backend: Backend, x: Array, idx: Any) -> BasicIndex | None:
+    """``idx`` as NumPy's own key for updates where it is one boolean array over the
+    leading dims of ``x`` (shape checked) whose rows hold :data:`ROW_MASK_MIN_WIDTH`
+    elements or more, in an ``x`` of at most :data:`ROW_MASK_MAX_ELEMENTS`: each row is
+    written once, so the library's own ``x[mask] =`` is exact."""
+    if backend.name != "numpy" or type(idx) is not type(x) or idx.dtype != bool:
+        return None
+    rank = idx.ndim
+    if not 0 < rank < x.ndim or tuple(idx.shape) != tuple(x.shape[:rank]):
+        return None
+    if math.prod(x.shape[rank:]) < ROW_MASK_MIN_WIDTH or x.size > ROW_MASK_MAX_ELEMENTS:
+        return None
+    return BasicIndex((idx, Ellipsis), ())
 
 
 def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:
