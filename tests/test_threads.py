@@ -57,6 +57,11 @@ def calls(make):
         index_vector_dim=2, input_batching_dims=(0,), scatter_indices_batching_dims=(0,),
     )  # fmt: skip
     out["at slices max"] = lambda: indexops.at(make(table))[::-2, 1:5].max(0.5)  # own slicing
+    wide, mask = rng.random((64, 32)), rng.random(64) < 0.5  # NumPy: its own boolean indexing
+    out["at row mask add"] = lambda: indexops.at(make(wide))[make(mask)].add(1.5)
+    out["replace of increasing rows"] = lambda: indexops.scatter(
+        make(table), make(np.arange(0, 512, 2)[:, None]), make(floats[:256, :8]), **ROW_SCATTER
+    )
     return out
 
 
