@@ -388,3 +388,27 @@ def test_gather_with_numpy_indices_builds_without_computing(mode):
         result = indexops.gather(x, rows, **attrs)
     assert not any(np.isnan(n) for c in result.chunks for n in c)
     np.testing.assert_array_equal(result.compute(), indexops.gather(operand, rows, **attrs))
+
+
+def test_created_arrays_are_named_by_what_they_hold():
+    """The Dask backend names the arrays it creates itself (Dask's own name pickles the
+    function it wraps): the same shape, dtype and value give the same name, any other
+    gives another, -0.0 and 0.0 included."""
+    from indexops._backends import backend_for
+
+    backend = backend_for("test", x=chunked(np.zeros(4)))
+    like = chunked(np.zeros(4))
+    full = backend.full
+    assert full((3,), 1.5, np.float64, like).name == full((3,), 1.5, np.float64, like).name
+    names = {
+        full(*args, like).name
+        for args in [
+            ((3,), 0.0, np.float64), ((3,), -0.0, np.float64), ((3,), 0.0, np.float32),
+            ((4,), 0.0, np.float64), ((3,), 1, np.int64), ((), 1, np.int64),
+        ]
+    }  # fmt: skip
+    assert len(names) == 6
+    negative = full((3,), -0.0, np.float64, like).compute()
+    assert np.signbit(negative).all() and negative.dtype == np.float64
+    empty = backend.reshape(chunked(np.zeros((0, 3))), (-1,))
+    assert empty.shape == (0,) and empty.name.startswith("indexops-empty-")

@@ -40,7 +40,15 @@ class _Namespace(ModuleType):
         known = math.prod(n for n in shape if n != -1)
         if known == 0 and -1 in shape:  # -1 next to another 0 could be anything
             raise ValueError(f"cannot reshape an empty array to {shape}")
-        return da.empty(tuple(0 if n == -1 else n for n in shape), dtype=x.dtype)
+        empty = tuple(0 if n == -1 else n for n in shape)
+        return da.empty(empty, dtype=x.dtype, name=created_name("empty", empty, x.dtype))
+
+
+def created_name(kind: str, shape: tuple[int, ...], dtype: Any, *values: Any) -> str:
+    """The graph name of a creation function's array (its chunks follow from the shape
+    and dtype): Dask's own name tokenizes the function it wraps by pickling it, which cost
+    most of a small op's time to build its graph."""
+    return f"indexops-{kind}-{tokenize(tuple(shape), np.dtype(dtype).str, *values)}"
 
 
 # the arguments that may be NumPy arrays next to Dask ones (their values are read while
@@ -51,6 +59,9 @@ INDEX_ARGUMENTS = ("scatter_indices", "start_indices", "index", "idx", "indices"
 class DaskBackend(Backend):
     name = "dask"
     chunked = True
+
+    def full(self, shape: tuple[int, ...], value: Any, dtype: Any, like: Array) -> Array:
+        return da.full(shape, value, dtype=dtype, name=created_name("full", shape, dtype, value))
 
     def __init__(self, xp: ModuleType) -> None:
         super().__init__(_Namespace(xp))
