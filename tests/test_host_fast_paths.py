@@ -20,7 +20,7 @@ from reference import gather as gather_reference
 from reference import scatter as reference
 
 import indexops
-from indexops._backends import _numpy
+from indexops._backends import _host, _numpy
 from indexops._backends._host import INCREASE_HEAD, LIST_ENTRIES
 from indexops._ops.gather import _plan as gather_plan
 
@@ -652,6 +652,37 @@ def ieee_at(how, table, rows, values):
     winner, loser = (-0.0, 0.0) if how == "min" else (0.0, -0.0)
     result[zero] = np.where(won[zero], winner, loser)
     return result
+
+
+@pytest.mark.backends(lambda backend: backend.values_on_host)
+@pytest.mark.parametrize("how", ["min", "max"])
+@pytest.mark.parametrize("block", [1, 5 * 8, 2**18])  # a row, five rows, every row at once
+def test_signed_zeros_of_min_max_found_block_by_block(xp, monkeypatch, how, block):
+    """The update rows that hold a zero are found a block at a time: zeros in the first
+    and last rows, at a block's edges and in blocks of their own all get IEEE-754's sign,
+    and a call without zeros in the updates gives the native result."""
+    monkeypatch.setattr(_host, "ZERO_SCAN_BLOCK", block)
+    rng = np.random.default_rng(block)
+    n, k, d = 6, 64, 8
+    table = np.full((n, d), -0.0 if how == "max" else 0.0, dtype=np.float32)
+    table[3:] = rng.standard_normal((3, d))
+    below = -1 if how == "max" else 1  # no update beats a zero: rows 0-2 stay zeros
+    values = below * np.abs(rng.standard_normal((k, d))).astype(np.float32)
+    for row in (0, 4, 5, 39, 40, 41, 63):  # blocks of five rows end at 4, 9, ..., 39
+        values[row, row % d] = 0.0 if row % 2 else -0.0
+    rows = rng.integers(0, n, k)
+    rows[[0, 39, 40, 63]] = [0, 1, 1, 2]  # zeros of both signs meet in rows 0-2
+    for updates in (values, np.where(values == 0, 1.5, values)):
+        got = indexops.scatter(
+            from_numpy(xp, table),
+            from_numpy(xp, rows[:, None]),
+            from_numpy(xp, updates),
+            **ROW_SCATTER,
+            update_computation=how,
+        )
+        expected = ieee_at(how, table, rows, updates)
+        assert_same(got, expected)
+        assert np.array_equal(np.signbit(np.asarray(got)), np.signbit(expected))
 
 
 ALIAS_ROUTES = [  # (dtype, how, shape, sum_min_width): one route of _combine each

@@ -73,11 +73,23 @@ def holds_zero(x: np.ndarray) -> bool:
     return bool(np.equal(x, 0).any())
 
 
+# Elements compared at a time by zero_rows: the comparisons stay in cache, and no
+# temporary of the updates' size is allocated (and faulted in) on each call
+ZERO_SCAN_BLOCK = 2**18
+
+
 def zero_rows(x: np.ndarray) -> np.ndarray | None:
     """The positions of the rows of the 2-D ``x`` that hold a zero, ascending; ``None``
-    where none does (the common case costs one comparison and a flat ``any``). Positions,
-    not a mask per row: ``any`` along rows of 64 entries cost 3x the ``flatnonzero``."""
-    zero = np.equal(x, 0)
-    if not zero.any():
-        return None
-    return np.unique(np.flatnonzero(zero) // x.shape[1])
+    where none does (the common case costs one comparison and a flat ``any`` per block of
+    :data:`ZERO_SCAN_BLOCK` elements). Positions, not a mask per row: ``any`` along rows
+    of 64 entries cost 3x the ``flatnonzero``."""
+    width = x.shape[1]
+    step = max(1, ZERO_SCAN_BLOCK // max(1, width))
+    blocks = None if x.shape[0] <= step else np.empty((step, width), dtype=np.bool_)
+    found = []
+    for start in range(0, x.shape[0], step):
+        part = x[start : start + step]
+        zero = np.equal(part, 0, out=None if blocks is None else blocks[: part.shape[0]])
+        if zero.any():
+            found.append(start + np.unique(np.flatnonzero(zero) // width))
+    return np.concatenate(found) if found else None
