@@ -159,6 +159,9 @@ class _CountedUfunc:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.ufunc(*args, **kwargs)
 
+    def __getattr__(self, name: str) -> Any:  # reduceat and the rest: the ufunc's own
+        return getattr(self.ufunc, name)
+
     def at(self, table: Any, *args: Any) -> None:
         self.routes["ufunc.at on rows" if table.ndim == 2 else "ufunc.at on elements"] += 1
         self.ufunc.at(table, *args)

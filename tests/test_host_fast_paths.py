@@ -98,9 +98,10 @@ ROUTES = {  # (_AT_ROWS_MAX_ELEMENTS, _SUM_MIN_WIDTH) that send an add down each
     width=st.sampled_from([1, 2, 5, 6]),
     layout=st.sampled_from(["contiguous", "strided updates", "strided operand"]),
     route=st.sampled_from(list(ROUTES)),
+    tail=st.sampled_from([0, 2**30]),  # occurrence passes only, or reduced at once
 )
 def test_numpy_add_with_duplicates_equals_the_sequence_bit_for_bit(
-    monkeypatch, dtype, width, layout, route
+    monkeypatch, dtype, width, layout, route, tail
 ):
     """Floats added in column pairs (as complex numbers) or by ufunc.at on the rows (small
     adds) and integers by either or summed per row (wide rows) give exactly the sequential
@@ -112,6 +113,7 @@ def test_numpy_add_with_duplicates_equals_the_sequence_bit_for_bit(
     monkeypatch.setattr(_numpy, "_AT_CHUNK_ELEMENTS", 16)
     monkeypatch.setattr(_numpy, "_SUM_BLOCK_ELEMENTS", 16)
     monkeypatch.setattr(_numpy, "_SUM_MIN_WIDTH", sum_min_width)
+    monkeypatch.setattr(_numpy, "_RUN_TAIL_ELEMENTS", tail)
     rng = np.random.default_rng(width)
     operand = values_of(rng, (6, width), dtype)
     operand[0] = -0.0 if operand.dtype.kind == "f" else 0  # row 0 gets only signed zeros
@@ -604,14 +606,17 @@ def test_numpy_combine_by_runs_checks_rows_before_it_runs(monkeypatch, how, bad)
     assert taken == []
 
 
+@pytest.mark.parametrize("tail", [0, 32 * 3, 2**30])  # passes, both, reduced at once
 @pytest.mark.parametrize("how", ["min", "max"])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint64"])
-def test_numpy_min_max_by_runs_match_ufunc_at(monkeypatch, dtype, how):
+def test_numpy_min_max_by_runs_match_ufunc_at(monkeypatch, dtype, how, tail):
     """Min and max of wide rows combine each row's updates first: the values of the
     sequential reference, NaNs and infinities included, and the signed zeros of IEEE-754
     minimum and maximum (the fix after the combine), with rows repeating up to many times
-    across row blocks."""
+    across row blocks, by occurrence passes, by reducing the rest of long runs at once,
+    or both (passes until fewer than three rows of a block still combine)."""
     monkeypatch.setattr(_numpy, "_SUM_BLOCK_ELEMENTS", 32 * 5)  # five rows per block
+    monkeypatch.setattr(_numpy, "_RUN_TAIL_ELEMENTS", tail)
     calls = []
     monkeypatch.setattr(_numpy, "_combine_by_runs", _Recorder(_numpy._combine_by_runs, calls))
     rng = np.random.default_rng(3)
@@ -631,6 +636,33 @@ def test_numpy_min_max_by_runs_match_ufunc_at(monkeypatch, dtype, how):
     expected = ieee_at(how, table, rows, values)
     assert_same(got, expected)
     assert np.array_equal(np.signbit(got), np.signbit(expected))
+
+
+@pytest.mark.parametrize(
+    "how, dtype", [("add", "int64"), ("add", "uint8"), ("max", "float32"), ("min", "float64")]
+)
+def test_numpy_by_runs_of_skewed_rows_match_ufunc_at(monkeypatch, dtype, how):
+    """Rows drawn from a Zipf law (one row thousands of times, most once): the long runs'
+    remaining updates are reduced at once, with the values of ufunc.at (integer sums wrap,
+    NaNs propagate) and IEEE-754's signed zeros, through the default thresholds."""
+    rng = np.random.default_rng(7)
+    n, k, d = 4096, 2**14, 32  # k * d = 2**19: by runs
+    table = values_of(rng, (n, d), dtype)
+    values = values_of(rng, (k, d), dtype)
+    rows = np.minimum(rng.zipf(1.5, k) - 1, n - 1)
+    assert np.bincount(rows).max() > 1000
+    calls = []
+    monkeypatch.setattr(_numpy, "_combine_by_runs", _Recorder(_numpy._combine_by_runs, calls))
+    got = indexops.scatter(table, rows[:, None], values, **ROW_SCATTER, update_computation=how)
+    assert len(calls) == 1
+    if how == "add":
+        expected = table.copy()
+        np.add.at(expected, rows, values)
+    else:
+        expected = ieee_at(how, table, rows, values)
+    assert_same(got, expected)
+    if table.dtype.kind == "f":
+        assert np.array_equal(np.signbit(got), np.signbit(expected))
 
 
 def ieee_at(how, table, rows, values):

@@ -51,6 +51,9 @@ _ELEMENT_BLOCK = 2**18
 # Integer add, min and max by rows: each written row's updates are combined first (in row
 # blocks of this many elements, cache-sized), then once with the table by a fancy index
 _SUM_BLOCK_ELEMENTS = 2**16
+# ... until fewer rows of a block than this many elements are still combining: their
+# remaining updates are reduced at once (rows repeated thousands of times, skewed rows)
+_RUN_TAIL_ELEMENTS = 2**12
 
 # ...for rows of at least this many elements: narrower, ufunc.at on element indices is
 # faster; for min and max also from this many updated elements (below, the sort costs
@@ -341,7 +344,8 @@ def _combine_by_runs(table: Array, rows: Array, values: Array, ufunc: np.ufunc) 
     The combines go by occurrence: the first update of every row, with the second of rows
     written at least twice, and so on. The written rows are the runs of a stable sort of
     ``rows`` (all in ``[0, n)``: the caller checks), so the work and scratch grow with the
-    updates, not the table.
+    updates, not the table; the runs are taken most repeated first, so that the rows
+    still combining at each occurrence are a prefix, combined in place.
     """
     order = _stable_order(rows, table.shape[0])
     ordered = rows[order]
@@ -349,21 +353,49 @@ def _combine_by_runs(table: Array, rows: Array, values: Array, ufunc: np.ufunc) 
     # the updates, not the table
     firsts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
     counts = np.diff(firsts, append=ordered.shape[0])
+    by_count = _descending_order(counts)
+    counts, firsts = counts[by_count], firsts[by_count]
     written = ordered[firsts]
     block = max(1, _SUM_BLOCK_ELEMENTS // max(1, values.shape[1]))
     for start in range(0, written.shape[0], block):
         part = slice(start, start + block)
-        part_counts, part_firsts = counts[part], firsts[part]
+        part_counts, part_firsts = -counts[part], firsts[part]  # negated: ascending
         combined = np.take(values, order[part_firsts], axis=0)
-        again, occurrence = np.flatnonzero(part_counts > 1), 1
-        while again.shape[0]:
-            next_values = np.take(values, order[part_firsts[again] + occurrence], axis=0)
-            combined[again] = ufunc(combined[again], next_values)
+        occurrence = 1
+        while again := int(np.searchsorted(part_counts, -occurrence)):  # counts > occurrence
+            if again * values.shape[1] < _RUN_TAIL_ELEMENTS:  # a few long runs left
+                rest = _rest_of_runs(
+                    values, order, part_firsts[:again], -part_counts[:again], occurrence, ufunc
+                )
+                ufunc(combined[:again], rest, out=combined[:again])
+                break
+            next_values = np.take(values, order[part_firsts[:again] + occurrence], axis=0)
+            ufunc(combined[:again], next_values, out=combined[:again])
             occurrence += 1
-            again = again[part_counts[again] > occurrence]
         targets = written[part]
         table[targets] = ufunc(table[targets], combined)
     return table
+
+
+def _rest_of_runs(
+    values: Array, order: Array, firsts: Array, counts: Array, skip: int, ufunc: np.ufunc
+) -> Array:
+    """Each run's updates after its first ``skip`` (the runs start at ``firsts`` in
+    ``order`` and are longer than ``skip``), combined by one ``ufunc.reduceat``: a pass
+    per occurrence would cost a Python step for each update of the longest run."""
+    lengths = counts - skip
+    starts = np.concatenate(([0], np.cumsum(lengths[:-1])))
+    positions = np.repeat(firsts + skip - starts, lengths) + np.arange(int(lengths.sum()))
+    return ufunc.reduceat(np.take(values, order[positions], axis=0), starts, axis=0)
+
+
+def _descending_order(counts: Array) -> Array:
+    """The order that sorts the positive ``counts`` from the largest down (a radix sort of
+    16-bit keys where they fit)."""
+    top = int(counts.max())
+    if top >= 2**16:
+        return np.argsort(-counts, kind="stable")
+    return np.argsort((top - counts).astype(np.uint16), kind="stable")
 
 
 def _stable_order(rows: Array, n: int) -> Array:
