@@ -38,14 +38,18 @@ def list_in_range(values: list[int], high: int) -> bool:
 # Entries looked at first by rows_increase: most unsorted arrays fail there, before the
 # pass over all of them
 INCREASE_HEAD = 64
+# Rows from which rows_increase looks: on fewer, the distinct count it could spare costs
+# less than the look (1.4-2.4 us for 256-1024 rows against 1.7 us turned away at the head,
+# 3.5 us through sorted rows)
+INCREASE_MIN_ROWS = 2**10
 
 
 def rows_increase(rows: np.ndarray) -> bool:
     """Whether each entry of the 1-D ``rows`` is above the one before, so that none
     repeats (a mask's positions, sorted distinct rows): one comparison of neighbours, after
-    a look at the first :data:`INCREASE_HEAD`. False without looking for arrays of up to
-    :data:`LIST_ENTRIES`, whose distinct count costs as little."""
-    if rows.shape[0] <= LIST_ENTRIES:
+    a look at the first :data:`INCREASE_HEAD`. False without looking for arrays of fewer
+    than :data:`INCREASE_MIN_ROWS`, whose distinct count costs as little."""
+    if rows.shape[0] < INCREASE_MIN_ROWS:
         return False
     head = rows[:INCREASE_HEAD]
     if not (head[1:] > head[:-1]).all():

@@ -20,6 +20,7 @@ from .._typing import Array
 from .._validate.combiners import Named
 from ._base import NativeScatter, ValuesUnknown, repeats_elements
 from ._host import (
+    INCREASE_MIN_ROWS,
     LIST_ENTRIES,
     all_in_range,
     count_distinct,
@@ -241,7 +242,7 @@ class TorchBackend(NativeScatter):
         # NumPy's view of the same memory: torch's comparisons cost several times more
         # (small arrays: not looked at, as there)
         return (
-            rows.shape[0] > LIST_ENTRIES
+            rows.shape[0] >= INCREASE_MIN_ROWS
             and self.values_on_host(rows)
             and rows_increase(rows.numpy())
         )
