@@ -754,6 +754,30 @@ def test_numpy_combine_reads_values_that_view_the_table_before_writing(
     assert_bits_equal(table, expected)
 
 
+@pytest.mark.parametrize("tail", [0, 2**30])  # occurrence passes, the rest reduced at once
+@pytest.mark.parametrize("dtype, how", [("int32", "add"), ("float32", "max"), ("int16", "min")])
+def test_numpy_runs_of_repeated_rows_read_values_that_view_the_table(monkeypatch, dtype, how, tail):
+    """Min, max and integer add by runs with rows written several times, from values that
+    view the table's rows (one of them a row written twice): the result of the values as
+    they were, by either way of combining a run."""
+    monkeypatch.setattr(_numpy, "_SUM_MIN_WIDTH", 1)
+    monkeypatch.setattr(_numpy, "_MIN_MAX_RUNS_MIN_ELEMENTS", 1)
+    monkeypatch.setattr(_numpy, "_RUN_TAIL_ELEMENTS", tail)
+    monkeypatch.setattr(_numpy, "_SUM_BLOCK_ELEMENTS", 64)  # a row per block: later blocks
+    calls = []  # read values after earlier ones wrote
+    monkeypatch.setattr(_numpy, "_combine_by_runs", _Recorder(_numpy._combine_by_runs, calls))
+    named = {"add": "ADD", "min": "MIN", "max": "MAX"}[how]
+    ufunc = {"add": np.add, "min": np.minimum, "max": np.maximum}[how]
+    table = values_of(np.random.default_rng(5), (5, 64), dtype)
+    rows = np.array([1, 2, 1, 1, 3])
+    expected = table.copy()
+    with np.errstate(all="ignore"):
+        ufunc.at(expected, rows, expected.copy())
+        _numpy.NumpyBackend(np).combine_rows(table, rows, table[0:5], _numpy.Named[named])
+    assert len(calls) == 1
+    assert_bits_equal(table, expected)
+
+
 def test_numpy_combine_reads_rows_that_view_the_table_before_writing(monkeypatch):
     """Rows that are a column of the integer table written by ufunc.at in chunks: the
     second chunk's row is the one given, not the one the first chunk's add made of it."""

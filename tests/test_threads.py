@@ -18,6 +18,7 @@ def calls(make):
     own arrays; ``make`` turns NumPy arrays into the library's."""
     rng = np.random.default_rng(0)
     rows = rng.integers(0, 512, 4096)
+    skewed = np.minimum(rng.zipf(1.5, 4096) - 1, 511)  # one row a thousand times or more
     floats, ints = rng.random((4096, 16)), np.ones((4096, 64), np.int64)
     cases = {  # table, rows, values, combiner
         "float add, sparse product": (np.zeros((512, 16)), rows, floats, "add"),
@@ -25,6 +26,7 @@ def calls(make):
         "int add by row sums": (np.zeros((512, 64), np.int64), rows, ints, "add"),
         "small add on rows": (np.zeros((16, 8)), rows[:8] % 16, np.ones((8, 8)), "add"),
         "min with zeros": (np.zeros((512, 4)), rows, -floats[:, :4], "min"),
+        "max by runs, skewed rows": (np.zeros((512, 64)), skewed, rng.random((4096, 64)), "max"),
         "replace with duplicates": (np.zeros((512, 8)), rows, floats[:, :8], None),
     }
     out = {}
