@@ -691,21 +691,28 @@ def ieee_at(how, table, rows, values):
 @pytest.mark.backends(lambda backend: backend.values_on_host)
 @pytest.mark.parametrize("how", ["min", "max"])
 @pytest.mark.parametrize("block", [1, 5 * 8, 2**18])  # a row, five rows, every row at once
-def test_signed_zeros_of_min_max_found_block_by_block(xp, monkeypatch, how, block):
-    """The update rows that hold a zero are found a block at a time: zeros in the first
+@pytest.mark.parametrize("n", [6, 48])  # 64 updates: the zeros found in the result, in them
+@pytest.mark.parametrize("copy", [True, None])  # None: in place where the array allows
+def test_signed_zeros_of_min_max_found_block_by_block(xp, monkeypatch, how, block, n, copy):
+    """The rows that hold a zero, of the updates or (into a copy, with at least two
+    updates per table row) of the result, are found a block at a time: zeros in the first
     and last rows, at a block's edges and in blocks of their own all get IEEE-754's sign,
-    and a call without zeros in the updates gives the native result."""
+    from the updates and from the table's values before the call, and a call without
+    zeros in the updates gives the native result."""
     monkeypatch.setattr(_host, "ZERO_SCAN_BLOCK", block)
     rng = np.random.default_rng(block)
-    n, k, d = 6, 64, 8
-    table = np.full((n, d), -0.0 if how == "max" else 0.0, dtype=np.float32)
-    table[3:] = rng.standard_normal((3, d))
-    below = -1 if how == "max" else 1  # no update beats a zero: rows 0-2 stay zeros
+    k, d = 64, 8
+    loser, winner = (-0.0, 0.0) if how == "max" else (0.0, -0.0)
+    table = rng.standard_normal((n, d)).astype(np.float32)
+    table[:3], table[3] = loser, winner  # row 3 gets losing zeros only: stays the winner
+    below = -1 if how == "max" else 1  # no update beats a zero: rows 0-3 stay zeros
     values = below * np.abs(rng.standard_normal((k, d))).astype(np.float32)
     for row in (0, 4, 5, 39, 40, 41, 63):  # blocks of five rows end at 4, 9, ..., 39
         values[row, row % d] = 0.0 if row % 2 else -0.0
-    rows = rng.integers(0, n, k)
+    rows = rng.integers(4, n, k)
     rows[[0, 39, 40, 63]] = [0, 1, 1, 2]  # zeros of both signs meet in rows 0-2
+    rows[[1, 2]] = 3
+    values[[1, 2]] = loser
     for updates in (values, np.where(values == 0, 1.5, values)):
         got = indexops.scatter(
             from_numpy(xp, table),
@@ -713,6 +720,7 @@ def test_signed_zeros_of_min_max_found_block_by_block(xp, monkeypatch, how, bloc
             from_numpy(xp, updates),
             **ROW_SCATTER,
             update_computation=how,
+            copy=copy,
         )
         expected = ieee_at(how, table, rows, updates)
         assert_same(got, expected)

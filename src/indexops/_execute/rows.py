@@ -39,15 +39,18 @@ def table_with_rows(
     *,
     keep: Array | None = None,
     unique: bool = False,
+    source: Array | None = None,
 ) -> Array:
     """Write ``values[k]`` into row ``rows[k]`` of the 2-D ``table`` with ``combiner``.
 
     Writes into ``table`` where the backend can and returns it, else returns a new array.
+    ``source``, where given, holds the table's values before the call and is not
+    written (``table`` is a copy of it, or the backend writes into new arrays).
     """
     if 0 in (rows.shape[0], *table.shape):
         return table
     if backend.values_on_host(rows):
-        return _put_on_host(backend, table, rows, values, combiner, keep, unique)
+        return _put_on_host(backend, table, rows, values, combiner, keep, unique, source)
     return _put_on_device(backend, table, rows, values, combiner, keep, unique)
 
 
@@ -59,6 +62,7 @@ def _put_on_host(
     combiner: Combiner,
     keep: Array | None,
     unique: bool,
+    source: Array | None = None,
 ) -> Array:
     xp = backend.xp
     if keep is not None and not bool(xp.all(keep)):
@@ -71,7 +75,7 @@ def _put_on_host(
             rows, values = backend.take_rows(rows, last), backend.take_rows(values, last)
         return backend.set_rows(table, rows, values)
     if combiner.named is not None:
-        return _combine_rows(backend, table, rows, values, combiner.named)
+        return _combine_rows(backend, table, rows, values, combiner.named, source=source)
     groups = [None] if unique else _occurrence_groups_on_host(backend, rows)
     for group in groups:
         group_rows = rows if group is None else backend.take_rows(rows, group)
@@ -144,26 +148,35 @@ def _combine_rows(
     how: Named,
     keep: Array | None = None,
     unique: bool = False,
+    source: Array | None = None,
 ) -> Array:
     """``backend.combine_rows``, with the signed zeros of StableHLO's min and max
     (IEEE-754 ``minimum``/``maximum``) on every backend.
 
     Native min and max scatters get everything right but the sign of a zero result where
     zeros of both signs meet (NumPy and torch keep one or the other by argument order).
-    The fix costs passes over the updates, not the table, and reads values on the host
-    only where they are there (to skip work): a zero result takes the winning sign
+    The fix costs passes over the updates or the result, and reads values on the host only
+    where they are there (to skip work): a zero result takes the winning sign
     (:func:`~indexops._backends._signed_zeros.wins`) where the value there before or a
     kept update had it; on the host only the updates that hold a zero can. Those elements
     are set by a second native scatter of the same combiner on the table's bits seen as
     signed integers, where -0.0 is the smallest value (min turns +0.0 into it) and +0.0
     is 0, above -0.0 (max turns -0.0 into it); the other entries write the combiner's
     identity. Where no integer type has the dtype's width (float4, float6), pass by pass.
+
+    ``source``, where given, holds the table's values before the call and is not written
+    (a write into a copy): with at least :data:`RESULT_SCAN_MIN_UPDATES` updates per table
+    row, the zeros are looked for in the result instead of the updates, a smaller pass.
     """
     # a zero result of the wrong sign needs zeros of both signs, one of them an update
     fixes = how in MIN_MAX and not backend.min_max_ieee
     fixes = fixes and has_signed_zeros(backend, table.dtype)
+    on_host = fixes and backend.values_on_host(values)
+    many = values.shape[0] >= RESULT_SCAN_MIN_UPDATES * table.shape[0]
+    if on_host and source is not None and keep is None and many:
+        return _combine_then_fix_zero_results(backend, table, rows, values, how, source)
     zero_rows = None  # on the host: the rows with a zero update, the only ones to fix
-    if fixes and backend.values_on_host(values):
+    if on_host:
         zero_rows = backend.zero_rows(values)
         fixes = zero_rows is not None
     if not fixes:
@@ -171,13 +184,60 @@ def _combine_rows(
     bits = backend.signed_view(table)  # native combines write into table: bits sees them
     if bits is None:  # no integer type of the dtype's width
         return backend.combine_by_passes(table, rows, values, how, keep=keep, unique=unique)
-    xp = backend.xp
     all_rows, all_values, all_keep = rows, values, keep
     if zero_rows is not None:
         rows, values = rows[zero_rows], values[zero_rows]
         keep = None if keep is None else keep[zero_rows]
     before = backend.take_rows(table, rows)
     written = backend.combine_rows(table, all_rows, all_values, how, keep=all_keep, unique=unique)
+    _fix_signed_zeros(backend, bits, written, rows, values, keep, before, how)
+    return written
+
+
+# Updates per table row from which, writing into a copy on the host, the zeros of min
+# and max are looked for in the result rather than in the updates
+RESULT_SCAN_MIN_UPDATES = 2
+
+
+def _combine_then_fix_zero_results(
+    backend: Backend, table: Array, rows: Array, values: Array, how: Named, source: Array
+) -> Array:
+    """:func:`_combine_rows` on the host, for a ``table`` that is a copy of ``source``:
+    combine, find the result's rows that hold a zero, and fix the signs there from the
+    updates into those rows and the values of ``source``."""
+    bits = backend.signed_view(table)
+    if bits is None:
+        return backend.combine_by_passes(table, rows, values, how)
+    written = backend.combine_rows(table, rows, values, how)
+    zero_rows = backend.zero_rows(written)  # ascending
+    if zero_rows is None:
+        return written
+    xp = backend.xp
+    marked = backend.full((table.shape[0],), False, xp.bool, rows)
+    marked[zero_rows] = True  # a host array: NumPy's or torch's
+    into_zero_rows = xp.nonzero(backend.take_rows(marked, rows))[0]
+    if into_zero_rows.shape[0] == 0:
+        return written
+    rows, values = rows[into_zero_rows], values[into_zero_rows]
+    before = backend.take_rows(source, rows)
+    _fix_signed_zeros(backend, bits, written, rows, values, None, before, how)
+    return written
+
+
+def _fix_signed_zeros(
+    backend: Backend,
+    bits: Array,
+    written: Array,
+    rows: Array,
+    values: Array,
+    keep: Array | None,
+    before: Array,
+    how: Named,
+) -> None:
+    """Write the winning zero into ``bits`` (the signed integer view of ``written``)
+    where ``written`` holds a zero and the value before (``before``, the rows of the table
+    at ``rows``) or a kept update in ``values`` was that zero."""
+    xp = backend.xp
     updated = wins(xp, how, values)
     if keep is not None:
         updated = updated & keep[:, None]
@@ -193,7 +253,6 @@ def _combine_rows(
         backend.full((), identity, bits.dtype, bits),
     )
     backend.combine_rows(bits, rows, fix_bits, how)
-    return written
 
 
 def _last_writers(backend: Backend, rows: Array, keep: Array | None, n: int) -> Array:
