@@ -13,7 +13,7 @@ onnxruntime. The floors, with their inputs made beforehand and left out of the t
   copy and the updates read in the order of their rows (``np.take`` of a computed order),
   the two passes of a route by sorted rows, before any combine.
 * 9 on torch: the native ``scatter_reduce`` (whose zeros can have the wrong sign) and the
-  one comparison over the updates that finds their zeros (IEEE-754 signed zeros).
+  one comparison over its result that finds the zeros whose sign IEEE-754 may change.
 * 10 on torch: ``index_add``, the native.
 
 torch runs on one thread, as in the runner.
@@ -86,7 +86,8 @@ def rows_reduce(size: float, how: str) -> dict[str, Forms]:
         return out
 
     def scan_of_zeros() -> Any:
-        return torch.scatter_reduce(x, 0, index, upd, "amax"), np.equal(upd_host, 0).any()
+        result = torch.scatter_reduce(x, 0, index, upd, "amax")
+        return result, np.equal(result.numpy(), 0).any()
 
     def call(table: Any, rows: Any, values: Any) -> Callable[[], object]:
         rows = rows[:, None]
