@@ -44,8 +44,9 @@ def table_with_rows(
     """Write ``values[k]`` into row ``rows[k]`` of the 2-D ``table`` with ``combiner``.
 
     Writes into ``table`` where the backend can and returns it, else returns a new array.
-    ``source``, where given, holds the table's values before the call and is not
-    written (``table`` is a copy of it, or the backend writes into new arrays).
+    ``source``, where given, holds the table's values before the call, in any shape of
+    the table's size, and is not written (``table`` is a copy of it, or the backend
+    writes into new arrays).
     """
     if 0 in (rows.shape[0], *table.shape):
         return table
@@ -164,19 +165,19 @@ def _combine_rows(
     is 0, above -0.0 (max turns -0.0 into it); the other entries write the combiner's
     identity. Where no integer type has the dtype's width (float4, float6), pass by pass.
 
-    ``source``, where given, holds the table's values before the call and is not written
-    (a write into a copy): with at least :data:`RESULT_SCAN_MIN_UPDATES` updates per table
-    row, the zeros are looked for in the result instead of the updates, a smaller pass.
+    ``source``, where given, holds the table's values before the call (in any shape of
+    the table's size) and is not written (a write into a copy): with at least
+    :data:`RESULT_SCAN_MIN_UPDATES` updates per table row, the zeros are looked for in the
+    result instead of the updates, a smaller pass.
     """
     # a zero result of the wrong sign needs zeros of both signs, one of them an update
     fixes = how in MIN_MAX and not backend.min_max_ieee
     fixes = fixes and has_signed_zeros(backend, table.dtype)
     on_host = fixes and backend.values_on_host(values)
     many = values.shape[0] >= RESULT_SCAN_MIN_UPDATES * table.shape[0]
-    if on_host and source is not None and keep is None and many:
-        return _combine_then_fix_zero_results(backend, table, rows, values, how, source)
+    in_result = on_host and keep is None and many and source is not None
     zero_rows = None  # on the host: the rows with a zero update, the only ones to fix
-    if on_host:
+    if on_host and not in_result:
         zero_rows = backend.zero_rows(values)
         fixes = zero_rows is not None
     if not fixes:
@@ -184,6 +185,8 @@ def _combine_rows(
     bits = backend.signed_view(table)  # native combines write into table: bits sees them
     if bits is None:  # no integer type of the dtype's width
         return backend.combine_by_passes(table, rows, values, how, keep=keep, unique=unique)
+    if in_result and source is not None:
+        return _combine_then_fix_zero_results(backend, bits, table, rows, values, how, source)
     all_rows, all_values, all_keep = rows, values, keep
     if zero_rows is not None:
         rows, values = rows[zero_rows], values[zero_rows]
@@ -200,14 +203,17 @@ RESULT_SCAN_MIN_UPDATES = 2
 
 
 def _combine_then_fix_zero_results(
-    backend: Backend, table: Array, rows: Array, values: Array, how: Named, source: Array
+    backend: Backend,
+    bits: Array,
+    table: Array,
+    rows: Array,
+    values: Array,
+    how: Named,
+    source: Array,
 ) -> Array:
-    """:func:`_combine_rows` on the host, for a ``table`` that is a copy of ``source``:
-    combine, find the result's rows that hold a zero, and fix the signs there from the
-    updates into those rows and the values of ``source``."""
-    bits = backend.signed_view(table)
-    if bits is None:
-        return backend.combine_by_passes(table, rows, values, how)
+    """:func:`_combine_rows` on the host, for a ``table`` that is a copy of ``source``
+    (``bits`` its signed view): combine, find the result's rows that hold a zero, and fix
+    the signs there from the updates into those rows and the values of ``source``."""
     written = backend.combine_rows(table, rows, values, how)
     zero_rows = backend.zero_rows(written)  # ascending
     if zero_rows is None:
@@ -219,7 +225,7 @@ def _combine_then_fix_zero_results(
     if into_zero_rows.shape[0] == 0:
         return written
     rows, values = rows[into_zero_rows], values[into_zero_rows]
-    before = backend.take_rows(source, rows)
+    before = backend.take_rows(backend.reshape(source, table.shape), rows)
     _fix_signed_zeros(backend, bits, written, rows, values, None, before, how)
     return written
 

@@ -40,10 +40,10 @@ def write_rows(
         rows, values = read_before_writing(backend, x, rows, values)
     work = backend.copy(x) if backend.writes_into_table and not in_place else x
     table = backend.reshape(work, rows_shape)
-    source = None if in_place else backend.reshape(x, rows_shape)  # read only
     written = table_with_rows(
-        backend, table, rows, values, combiner, keep=keep, unique=unique, source=source
-    )
+        backend, table, rows, values, combiner, keep=keep, unique=unique,
+        source=None if in_place else x,  # read only
+    )  # fmt: skip
     if not in_place:
         result = backend.reshape(written, x.shape)
         return result if result is not x else backend.copy(x)
