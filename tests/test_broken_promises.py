@@ -61,8 +61,12 @@ TABLE_DTYPES = (
 # torch's row gather: ufunc.at on the rows (k*d <= 256), element indices (odd d), column
 # pairs (even d), rows combined by runs (d >= 32: integer add, and min and max, whose
 # size threshold the child lowers), the sparse product (k*d >= 2**15, d >= 3,
-# n <= k; also torch's gather through NumPy's take, k*d > 2**15), a 1-D flat ufunc.at
-SHAPES = ((16, 4, 8), (64, 5, 64), (64, 8, 64), (64, 32, 64), (256, 160, 256), (1000, 1, 300))
+# n <= k; also torch's gather through NumPy's take, k*d > 2**15), a 1-D flat ufunc.at,
+# and float min and max into a copy with zeros looked for in the result (k >= 2n)
+SHAPES = (
+    (16, 4, 8), (64, 5, 64), (64, 8, 64), (64, 32, 64), (256, 160, 256), (1000, 1, 300),
+    (16, 4, 64),
+)  # fmt: skip
 
 COMBINERS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
 
@@ -72,11 +76,12 @@ ROUTES = {
         "ufunc.at on rows", "ufunc.at on elements", "column pairs", "add by runs",
         "min or max by runs",
         "sparse product", "fancy set", "take", "take clipped", "count_distinct",
-        "take along axis",
+        "take along axis", "zeros found in the result",
     ),
     "torch": (
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
+        "zeros found in the result",
     ),
 }  # fmt: skip
 
@@ -167,9 +172,17 @@ class _CountedUfunc:
         self.ufunc.at(table, *args)
 
 
+def spy_rows(routes: collections.Counter[str]) -> None:
+    """The routes of the backend-independent row writer (``_execute/rows.py``)."""
+    from indexops._execute import rows
+
+    spy(rows, "_combine_then_fix_zero_results", routes, lambda *a: "zeros found in the result")
+
+
 def spy_numpy(routes: collections.Counter[str]) -> None:
     from indexops._backends import _numpy
 
+    spy_rows(routes)
     _numpy._UFUNCS = {how: _CountedUfunc(f, routes) for how, f in _numpy._UFUNCS.items()}
     _numpy._MIN_MAX_RUNS_MIN_ELEMENTS = 2**11  # the [64, 32] shape's min and max by runs
     _numpy._ELEMENT_BLOCK = 8  # element gathers block by block
@@ -193,6 +206,7 @@ def spy_torch(routes: collections.Counter[str]) -> None:
 
     from indexops._backends import _torch
 
+    spy_rows(routes)
     spy(_torch, "count_distinct", routes, lambda *a: "count_distinct")
     _torch.np = types.SimpleNamespace(**vars(np))  # its own take to spy on
     for method, route in [

@@ -727,6 +727,31 @@ def test_signed_zeros_of_min_max_found_block_by_block(xp, monkeypatch, how, bloc
         assert np.array_equal(np.signbit(np.asarray(got)), np.signbit(expected))
 
 
+@pytest.mark.backends(lambda backend: backend.values_on_host)
+@pytest.mark.parametrize("how", ["min", "max"])
+def test_zeros_found_in_the_result_with_updates_that_view_the_input(xp, how):
+    """Into a copy, three updates per row, the zeros looked for in the result: updates
+    that overlap the input (both views of one buffer) give the result of their values,
+    and neither the input nor the updates change."""
+    loser, winner = (-0.0, 0.0) if how == "max" else (0.0, -0.0)
+    rng = np.random.default_rng(11)
+    n, d = 4, 8
+    buffer = (-1 if how == "max" else 1) * np.abs(rng.standard_normal((3 * n, d)))
+    buffer[:n] = loser  # the input: zeros that lose, unless a winning zero meets them
+    buffer[n + 1, 2], buffer[2 * n + 3, 5] = winner, loser
+    before = buffer.copy()
+    shared = from_numpy(xp, buffer)
+    x, updates = shared[:n], shared  # the updates' first rows are the input itself
+    rows = np.arange(3 * n) % n
+    got = indexops.scatter(
+        x, from_numpy(xp, rows[:, None]), updates, **ROW_SCATTER, update_computation=how
+    )
+    expected = ieee_at(how, before[:n], rows, before)
+    assert_same(got, expected)
+    assert np.array_equal(np.signbit(np.asarray(got)), np.signbit(expected))
+    assert_bits_equal(np.asarray(shared), before)
+
+
 ALIAS_ROUTES = [  # (dtype, how, shape, sum_min_width): one route of _combine each
     ("float64", "add", (3, 65536), 2**20),  # column pairs as complex, chunked
     ("float64", "multiply", (3, 65536), 2**20),  # chunked element indices
