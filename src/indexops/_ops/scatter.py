@@ -246,6 +246,7 @@ def _prepare(
     general = functools.partial(_execute, backend, plan, combiner, parsed, unique_indices)
     if (
         plan.element_axes is not None
+        and 0 not in input.shape  # (else every update is dropped: the general path's case)
         and backend.scatters_elements
         and for_indices(backend, scatter_indices) is backend
         and _scatters_elements(backend, combiner, input.dtype, unique_indices)
