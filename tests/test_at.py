@@ -543,6 +543,20 @@ def test_default_modes_are_jax_ones(xp):
     assert_same(indexops.at(x)[far].set(9.0), np.array([0.0, 1.0, 2.0]))  # dropped
 
 
+@pytest.mark.parametrize("method", ["set", "add", "multiply", "min", "max", "apply"])
+def test_updates_into_a_zero_size_x_are_dropped(xp, method):
+    """No element to write (a segment reduction of a graph without edges): every update
+    is dropped, as NumPy's ufuncs leave an empty array (torch raised for a 1-D x: its
+    element scatter got the indices clamped into [0, -1]; row writes are
+    test_scatter.py's ZERO_SIZE_INPUTS)."""
+    x = xp.zeros((0,), dtype=xp.float32)
+    y = xp.ones((2,), dtype=xp.float32)
+    args = (twice_plus, y) if method == "apply" else (y,)
+    for mode in ("drop", "clip"):
+        result = getattr(indexops.at(x)[xp.asarray([0, 1])], method)(*args, mode=mode)
+        assert_same(result, np.zeros((0,), dtype=np.float32))
+
+
 # -- copies -----------------------------------------------------------------------------------
 
 

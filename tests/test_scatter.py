@@ -373,6 +373,7 @@ ZERO_SIZE_INPUTS = {
     "other_dim_moved": ((5, 0), [[2]], (1, 1), {"update_window_dims": (0,)}, (0,)),
     "empty_dim_first": ((0, 4), [[0, 1]], (1, 2), {"update_window_dims": (1,)}, (0, 1)),
     "middle": ((2, 0, 3), [[0], [0]], (2, 2, 3), {"update_window_dims": (1, 2)}, (1,)),
+    "elements": ((0,), [[0], [1]], (2,), {"update_window_dims": ()}, (0,)),  # torch's element path
 }
 
 

@@ -51,7 +51,9 @@ class Backend:
     """
 
     name = "generic"
-    writes_into_table = False  # set_rows and combine_rows write into the table they get
+    # set_rows and combine_rows write into the table they get (not where autograd records:
+    # see records_gradient)
+    writes_into_table = False
     chunked = False  # arrays of chunks, written chunk by chunk (indexops._execute.chunked)
     chunks_generic = False  # for chunked libraries: chunks get the generic backend
     # combine_rows' float min and max are IEEE-754 minimum and maximum for signed zeros
@@ -147,6 +149,22 @@ class Backend:
         Raises :class:`ValuesUnknown` where they cannot be read.
         """
         return tuple(int(x[i]) for i in range(x.shape[0]))
+
+    def records_gradient(self, *arrays: Array) -> bool:
+        """Whether the library's autograd records an op on ``arrays`` now (an array that
+        requires grad, in grad mode). Tensors it records may be kept for the backward
+        pass, which fails (torch) or goes wrong if they change afterwards: where it
+        records, writes go into new arrays. Here: False (JAX differentiates functions
+        of immutable arrays)."""
+        return False
+
+    def keeps_graph(self, result: Array, *sources: Array) -> Array:
+        """``result``, which holds no value of ``sources`` (nothing was written: no
+        updates, a zero-size table, every update dropped), recorded by the library's
+        autograd as made from them all the same, as its own ops are (torch's
+        ``index_add`` of no rows): their gradients are zeros, not missing. Here:
+        ``result``."""
+        return result
 
     def to_numpy(self, x: Array) -> Any:
         """A NumPy copy (or view) of ``x`` on the host."""

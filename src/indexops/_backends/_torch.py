@@ -103,6 +103,21 @@ class TorchBackend(NativeScatter):
             and not torch._C._functorch.is_functorch_wrapped_tensor(x)
         )
 
+    def records_gradient(self, *arrays: Array) -> bool:
+        for x in arrays:  # (a loop: a generator costs more than the check, in small calls)
+            if x.requires_grad:
+                return torch.is_grad_enabled()
+        return False
+
+    def keeps_graph(self, result: Array, *sources: Array) -> Array:
+        """``result`` followed by no element of each source that requires grad: a
+        concatenation, which autograd records (one copy of ``result``)."""
+        recorded = [x for x in sources if x.requires_grad]
+        if not recorded or not torch.is_grad_enabled():
+            return result
+        none_of = [torch.reshape(x, (-1,))[:0].to(result.dtype) for x in recorded]
+        return torch.reshape(torch.cat([torch.reshape(result, (-1,)), *none_of]), result.shape)
+
     def to_numpy(self, x: Array) -> Any:
         return x.detach().cpu().numpy()
 
@@ -260,17 +275,26 @@ class TorchBackend(NativeScatter):
         bitmap = torch.zeros(n, dtype=torch.bool, device=rows.device).index_fill_(0, rows, True)
         return int(torch.count_nonzero(bitmap))
 
+    # The writes below go into the table they get, except where autograd records them:
+    # then into a new tensor (index_copy, not index_copy_), so that no tensor autograd
+    # keeps for the backward pass changes afterwards (scatter max keeps its result, a
+    # callable's pass the rows it read; torch.compile's graphs may keep their inputs)
+
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
         signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
         if signed is not None:
             table.view(signed).index_copy_(0, rows, values.view(signed))
             return table
+        if self.records_gradient(table, values):
+            return table.index_copy(0, rows, values)
         return table.index_copy_(0, rows, values)
 
     def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array | None:
         if table.dtype == torch.bool:
             return None
         if how is Named.ADD and table.dtype not in _SIGNED_OF_UNSIGNED:
+            if self.records_gradient(table, values):
+                return table.index_add(0, rows, values)
             return table.index_add_(0, rows, values)
         return self.combine_along_axis(table, 0, rows[:, None].expand_as(values), values, how)
 
@@ -278,7 +302,8 @@ class TorchBackend(NativeScatter):
         self, x: Array, axis: int, indices: Array, values: Array, how: Named | None
     ) -> Array:
         """``scatter_reduce_`` (``include_self=True``), or ``scatter_`` for ``how=None``
-        (guard: both check every index, on a GPU by a device-side assert)."""
+        (guard: both check every index, on a GPU by a device-side assert); where autograd
+        records, ``scatter_reduce`` and ``scatter`` into a new tensor."""
         signed = _SIGNED_OF_UNSIGNED.get(x.dtype)
         if signed is not None:
             self._combine_as_signed(
@@ -288,9 +313,15 @@ class TorchBackend(NativeScatter):
                 lambda table, new: self.combine_along_axis(table, axis, indices, new, how),
             )
             return x
+        recorded = self.records_gradient(x, values)
         if how is None:
+            if recorded:
+                return x.scatter(axis, indices, values)
             return x.scatter_(axis, indices, values)
-        return x.scatter_reduce_(axis, indices, values, reduce=_REDUCE[how], include_self=True)
+        reduce = _REDUCE[how]
+        if recorded:
+            return x.scatter_reduce(axis, indices, values, reduce=reduce, include_self=True)
+        return x.scatter_reduce_(axis, indices, values, reduce=reduce, include_self=True)
 
     def _combine_as_signed(
         self,

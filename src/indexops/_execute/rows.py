@@ -68,8 +68,8 @@ def _put_on_host(
     xp = backend.xp
     if keep is not None and not bool(xp.all(keep)):
         rows, values = rows[keep], values[keep]
-        if rows.shape[0] == 0:
-            return table
+        if rows.shape[0] == 0:  # every update dropped
+            return backend.keeps_graph(table, values)
     if combiner.replaces:
         last = None if unique else _last_occurrences_on_host(backend, rows, table.shape[0])
         if last is not None:  # only duplicates cost a copy of values
@@ -193,8 +193,7 @@ def _combine_rows(
         keep = None if keep is None else keep[zero_rows]
     before = backend.take_rows(table, rows)
     written = backend.combine_rows(table, all_rows, all_values, how, keep=all_keep, unique=unique)
-    _fix_signed_zeros(backend, bits, written, rows, values, keep, before, how)
-    return written
+    return _fix_signed_zeros(backend, bits, written, rows, values, keep, before, how)
 
 
 # Updates per table row from which, writing into a copy on the host, the zeros of min
@@ -226,8 +225,7 @@ def _combine_then_fix_zero_results(
         return written
     rows, values = rows[into_zero_rows], values[into_zero_rows]
     before = backend.take_rows(backend.reshape(source, table.shape), rows)
-    _fix_signed_zeros(backend, bits, written, rows, values, None, before, how)
-    return written
+    return _fix_signed_zeros(backend, bits, written, rows, values, None, before, how)
 
 
 def _fix_signed_zeros(
@@ -239,10 +237,19 @@ def _fix_signed_zeros(
     keep: Array | None,
     before: Array,
     how: Named,
-) -> None:
-    """Write the winning zero into ``bits`` (the signed integer view of ``written``)
-    where ``written`` holds a zero and the value before (``before``, the rows of the table
-    at ``rows``) or a kept update in ``values`` was that zero."""
+) -> Array:
+    """``written`` with the winning zero where it holds a zero and the value before
+    (``before``, the rows of the table at ``rows``) or a kept update in ``values`` was
+    that zero: written into ``bits``, the signed integer view of the table the backend
+    wrote into.
+
+    Where autograd records, the backend wrote a new array, which min's and max's
+    backward keep: the signs go into a copy of it instead, through which the gradient
+    passes unchanged (the backward finds the same ties whatever the sign of a zero).
+    """
+    if backend.records_gradient(written):
+        written = backend.copy(written)
+        bits = backend.signed_view(written)
     xp = backend.xp
     updated = wins(xp, how, values)
     if keep is not None:
@@ -259,6 +266,7 @@ def _fix_signed_zeros(
         backend.full((), identity, bits.dtype, bits),
     )
     backend.combine_rows(bits, rows, fix_bits, how)
+    return written
 
 
 def _last_writers(backend: Backend, rows: Array, keep: Array | None, n: int) -> Array:

@@ -30,15 +30,15 @@ def write_rows(
     the result is that of their values before the call. ``unique=True`` promises that no
     row repeats among the kept entries.
     """
-    if 0 in (rows.shape[0], *rows_shape):  # nothing to write
-        return x if in_place else backend.copy(x)
+    if 0 in (rows.shape[0], *rows_shape):
+        return _nothing_written(backend, x, values, in_place)
     if backend.chunked:  # Dask, imported only once its arrays are seen
         from .chunked import scatter_rows
 
         return scatter_rows(x, rows_shape, rows, values, combiner, keep, backend.chunks_generic)
     if in_place:
         rows, values = read_before_writing(backend, x, rows, values)
-    work = backend.copy(x) if backend.writes_into_table and not in_place else x
+    work = backend.copy(x) if _into_a_copy(backend, x, values, in_place) else x
     table = backend.reshape(work, rows_shape)
     written = table_with_rows(
         backend, table, rows, values, combiner, keep=keep, unique=unique,
@@ -50,6 +50,28 @@ def write_rows(
     if not backend.shares_memory(written, x):
         x[...] = backend.reshape(written, x.shape)
     return x
+
+
+def _nothing_written(backend: Backend, x: Array, values: Array, in_place: bool) -> Array:
+    """The result of a write of no element (no updates, or a zero-size ``x``): ``x`` or
+    a copy, made from ``values`` for the library's autograd all the same."""
+    kept = backend.keeps_graph(x, values)
+    if not in_place:
+        return kept if kept is not x else backend.copy(x)
+    if kept is not x:
+        x[...] = kept
+    return x
+
+
+def _into_a_copy(backend: Backend, x: Array, values: Array, in_place: bool) -> bool:
+    """Whether the rows are written into a copy of ``x``, for a backend that writes into
+    the table it gets: where ``x`` must stay as it is (a functional call), and in place
+    where autograd records the write. The backend then writes new arrays (each tensor
+    autograd keeps stays as it was), the last of which is copied into ``x``; the table
+    they start from, which min's, max's and mul's backward read, must not be ``x``."""
+    if not backend.writes_into_table:
+        return False
+    return in_place == backend.records_gradient(x, values)
 
 
 def read_before_writing(backend: Backend, x: Array, *arrays: Array) -> tuple[Array, ...]:

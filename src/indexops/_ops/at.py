@@ -846,4 +846,4 @@ def _empty_read(op: str, backend: Backend, x: Array, plan: IndexPlan) -> Array:
             f"index arrays that select {plan.result_size} elements",
             f"none: x has size 0 on dims {plan.empty_dims}, so there is nothing to read",
         )
-    return backend.full(plan.result_shape, 0, x.dtype, x)
+    return backend.keeps_graph(backend.full(plan.result_shape, 0, x.dtype, x), x)

@@ -246,6 +246,7 @@ def _prepare(
     general = functools.partial(_execute, backend, plan, combiner, parsed, unique_indices)
     if (
         plan.element_axes is not None
+        and 0 not in input.shape  # (else every update is dropped: the general path's case)
         and backend.scatters_elements
         and for_indices(backend, scatter_indices) is backend
         and _scatters_elements(backend, combiner, input.dtype, unique_indices)
@@ -333,14 +334,18 @@ def _scatter_elements(
     """:func:`_execute` for element plans (ScatterElements, ``scatter_reduce_``) with a
     named combiner, or replace under ``unique_indices``: the starts and updates, laid out
     along the input's dims, go to the library's element scatter. The cases that need the
-    general path's work go there: a replace with entries to drop, and float min or max
-    with a zero among the updates (signed zeros) or values not on the host.
+    general path's work go there: a replace with entries to drop, float min or max
+    with a zero among the updates (signed zeros) or values not on the host, and a
+    write in place that autograd records (see :func:`~indexops._execute.writes.write_rows`).
 
     Dropped entries are clamped into range and combine the combiner's identity.
     """
     assert plan.element_axes is not None
     how = combiner.named
     in_place = writes_in_place(backend, OP, input, copy)
+    recorded = backend.records_gradient(input, updates)  # then the backend writes new arrays
+    if in_place and recorded:
+        return general(input, indices, updates, copy)
     starts = to_index(backend, backend.reshape(indices, plan.batch_shape))
     starts = backend.permute_dims(starts, plan.element_axes)
     values = backend.permute_dims(updates, plan.element_axes)
@@ -364,7 +369,7 @@ def _scatter_elements(
         values = backend.where(inside, values, identity)
     if in_place:
         starts, values = read_before_writing(backend, input, starts, values)
-    target = input if in_place else backend.copy(input)
+    target = input if in_place or recorded else backend.copy(input)
     return backend.combine_along_axis(target, plan.start_map[0], starts, values, how)
 
 
