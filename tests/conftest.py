@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
 
 import backends
 import helpers
@@ -106,11 +107,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
+ARRAY_LIBRARIES = ("torch", "jax", "dask", "cupy")
+stray_in_workers: set[str] = set()  # the controller's, under pytest-xdist
+
+
+def stray_libraries() -> set[str]:
+    """The array libraries this process imported none of whose backends were selected."""
+    return {name for name in ARRAY_LIBRARIES if name in sys.modules and not backends.runs(name)}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """An xdist worker is done: keep what it imported (see pytest_sessionfinish)."""
+    stray_in_workers.update(getattr(node, "workeroutput", {}).get("stray_libraries", ()))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Fail a run that imported an array library none of whose backends it selected:
-    ``INDEXOPS_BACKENDS=numpy`` must run no torch, JAX or Dask code."""
-    stray = [name for name in ("torch", "jax", "dask", "cupy") if name in sys.modules]
-    stray = [name for name in stray if not backends.runs(name)]
+    ``INDEXOPS_BACKENDS=numpy`` must run no torch, JAX or Dask code. Under ``-n`` each
+    worker hands its imports to the controller, which reports them."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker
+        workeroutput["stray_libraries"] = sorted(stray_libraries())
+        return
+    stray = sorted(stray_libraries() | stray_in_workers)
     if stray:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")

@@ -209,8 +209,9 @@ def test_element_plans_are_the_gathers_with_one_element_per_index():
     assert extra.element_axes is None
 
 
-@pytest.mark.backends("numpy", "torch")
-@pytest.mark.parametrize("library", ["numpy", "torch"])
+@pytest.mark.parametrize(
+    "library", [pytest.param(name, marks=pytest.mark.backends(name)) for name in ("numpy", "torch")]
+)
 def test_element_paths_are_taken(library, monkeypatch):
     """The fast paths run (the equalities above would hold without them too)."""
     if library == "torch":
