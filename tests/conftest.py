@@ -11,6 +11,7 @@ that ``INDEXOPS_BACKENDS=numpy`` runs no torch, JAX or Dask code.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -122,7 +123,16 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     stray_in_workers.update(getattr(node, "workeroutput", {}).get("stray_libraries", ()))
 
 
+@pytest.hookimpl(trylast=True)  # after the root conftest's, which drops torch's caches
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Report the array libraries imported without their backends; then collect garbage
+    once and freeze what survives, so that the final collections of this process are
+    quick (see :func:`freeze_survivors`)."""
+    report_stray_libraries(session)
+    freeze_survivors()
+
+
+def report_stray_libraries(session: pytest.Session) -> None:
     """Fail a run that imported an array library none of whose backends it selected:
     ``INDEXOPS_BACKENDS=numpy`` must run no torch, JAX or Dask code. Under ``-n`` each
     worker hands its imports to the controller, which reports them."""
@@ -138,6 +148,22 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         if reporter is not None:
             reporter.ensure_newline()
             reporter.write_line(f"ERROR: {message} (mark the test: backends(...))", red=True)
+
+
+def freeze_survivors() -> None:
+    """Collect garbage, then move every object left to the collector's permanent
+    generation, which later collections do not walk.
+
+    pytest collects garbage again at its very end (to report exceptions raised in
+    finalizers), after an xdist worker has told the controller it is done. That walked the
+    whole heap the backends leave (jax, torch, Hypothesis: seconds per collection on a busy
+    machine), and execnet interrupts a worker still running 5 s after it asks it to stop:
+    a SIGINT, whose KeyboardInterrupt surfaced in Hypothesis' gc callback as a traceback.
+    Here, before the worker says it is done, the slow collection runs once (the garbage and
+    the finalizers' exceptions are the same) and the last ones have only new objects to walk.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture

@@ -42,17 +42,55 @@ def test_a_narrowed_collection_leaves_out_the_tests_of_other_libraries(tmp_path)
         assert other not in done.stdout
 
 
-def test_an_import_of_a_library_not_selected_fails_the_run_under_xdist(tmp_path):
-    """The workers' imports reach the controller, which fails the run (a library stands in
-    for cupy: installed, and no GPU)."""
+PROBE = """
+import gc
+import os
+from pathlib import Path
+
+def pytest_unconfigure(config):  # in a worker: after it told the controller it is done
+    if "PYTEST_XDIST_WORKER" in os.environ:  # the objects left for its final collections
+        (Path(__file__).parent / "objects.txt").write_text(str(len(gc.get_objects())))
+"""
+
+TESTS = """
+import sys
+
+def test_stray():
+    import cupy  # noqa: F401
+
+def test_heap():  # as a library's caches: kept by a module
+    sys.modules["numpy"].kept_by_the_test = [[] for _ in range(300_000)]
+"""
+
+
+@pytest.fixture(scope="module")
+def xdist_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A run on one xdist worker of a test that imports a library that is not selected (a
+    package stands in for cupy: installed, and no GPU) and of one that leaves 300000
+    objects behind: its folder and output."""
     pytest.importorskip("xdist")
-    (tmp_path / "cupy").mkdir()
-    (tmp_path / "cupy" / "__init__.py").write_text("")
-    test = tmp_path / "test_stray.py"
-    test.write_text("def test_stray():\n    import cupy  # noqa: F401\n")
+    folder = tmp_path_factory.mktemp("xdist")
+    (folder / "cupy").mkdir()
+    (folder / "cupy" / "__init__.py").write_text("")
+    (folder / "probe.py").write_text(PROBE)
+    (folder / "test_worker.py").write_text(TESTS)
     # tests/conftest.py as a plugin (no conftest applies outside tests/), run where the
     # root's conftest.py is not the first on the path
-    done = pytest_run(tmp_path, "numpy", "-n", "1", "-p", "conftest", cwd=tmp_path)
-    assert "1 passed" in done.stdout
+    done = pytest_run(folder, "numpy", "-n", "1", "-p", "conftest", "-p", "probe", cwd=folder)
+    assert "2 passed" in done.stdout, done.stdout + done.stderr
+    return folder, done
+
+
+def test_an_import_of_a_library_not_selected_fails_the_run_under_xdist(xdist_run):
+    """The workers' imports reach the controller, which fails the run."""
+    _, done = xdist_run
     assert "ERROR: imported cupy without running its backends" in done.stdout
     assert done.returncode == pytest.ExitCode.TESTS_FAILED
+
+
+def test_a_worker_leaves_its_final_collections_little_to_walk(xdist_run):
+    """Those collections once walked the whole heap, and a worker still at them 5 s after
+    the controller asked it to stop got a SIGINT (a KeyboardInterrupt traceback)."""
+    folder, done = xdist_run
+    assert int((folder / "objects.txt").read_text()) < 30_000
+    assert "KeyboardInterrupt" not in done.stdout + done.stderr
