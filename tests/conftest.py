@@ -11,10 +11,12 @@ that ``INDEXOPS_BACKENDS=numpy`` runs no torch, JAX or Dask code.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
 
 import backends
 import helpers
@@ -106,11 +108,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
+ARRAY_LIBRARIES = ("torch", "jax", "dask", "cupy")
+stray_in_workers: set[str] = set()  # the controller's, under pytest-xdist
+
+
+def stray_libraries() -> set[str]:
+    """The array libraries this process imported none of whose backends were selected."""
+    return {name for name in ARRAY_LIBRARIES if name in sys.modules and not backends.runs(name)}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """An xdist worker is done: keep what it imported (see pytest_sessionfinish)."""
+    stray_in_workers.update(getattr(node, "workeroutput", {}).get("stray_libraries", ()))
+
+
+@pytest.hookimpl(trylast=True)  # after the root conftest's, which drops torch's caches
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Report the array libraries imported without their backends; then collect garbage
+    once and freeze what survives, so that the final collections of this process are
+    quick (see :func:`freeze_survivors`)."""
+    report_stray_libraries(session)
+    freeze_survivors()
+
+
+def report_stray_libraries(session: pytest.Session) -> None:
     """Fail a run that imported an array library none of whose backends it selected:
-    ``INDEXOPS_BACKENDS=numpy`` must run no torch, JAX or Dask code."""
-    stray = [name for name in ("torch", "jax", "dask", "cupy") if name in sys.modules]
-    stray = [name for name in stray if not backends.runs(name)]
+    ``INDEXOPS_BACKENDS=numpy`` must run no torch, JAX or Dask code. Under ``-n`` each
+    worker hands its imports to the controller, which reports them."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker
+        workeroutput["stray_libraries"] = sorted(stray_libraries())
+        return
+    stray = sorted(stray_libraries() | stray_in_workers)
     if stray:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
@@ -118,6 +148,22 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         if reporter is not None:
             reporter.ensure_newline()
             reporter.write_line(f"ERROR: {message} (mark the test: backends(...))", red=True)
+
+
+def freeze_survivors() -> None:
+    """Collect garbage, then move every object left to the collector's permanent
+    generation, which later collections do not walk.
+
+    pytest collects garbage again at its very end (to report exceptions raised in
+    finalizers), after an xdist worker has told the controller it is done. That walked the
+    whole heap the backends leave (jax, torch, Hypothesis: seconds per collection on a busy
+    machine), and execnet interrupts a worker still running 5 s after it asks it to stop:
+    a SIGINT, whose KeyboardInterrupt surfaced in Hypothesis' gc callback as a traceback.
+    Here, before the worker says it is done, the slow collection runs once (the garbage and
+    the finalizers' exceptions are the same) and the last ones have only new objects to walk.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture

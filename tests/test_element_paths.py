@@ -19,6 +19,7 @@ import pytest
 from helpers import from_numpy, to_numpy
 from hypothesis import given
 from hypothesis import strategies as st
+from reference import scatter as scatter_reference
 
 import indexops
 from indexops._ops.gather import _plan as gather_plan
@@ -195,6 +196,23 @@ def test_element_scatter_equals_the_generic_path(
     assert_bits_equal(fast, generic)
 
 
+@HOST_LIBRARIES
+@pytest.mark.parametrize("how", ["add", "max"])
+def test_element_scatter_clips_indices_outside_on_both_sides(xp, how):
+    """``mode="clip"`` with a named combiner and indices below 0 and past the end: each
+    goes to the first or last element of its line, as the spec clamps starts (the draws
+    above meet this case only now and then)."""
+    case = ElementCase(shape=(2, 4), axis=1, order=(0, 1), vector_dim=2, count=6)
+    operand = np.arange(8, dtype=np.int32).reshape(case.shape)
+    starts = np.array([[-3, 0, 3, 4, 9, 1], [5, -1, 2, 2, 7, -8]]).reshape(case.index_shape)
+    updates = np.arange(11, 23, dtype=np.int32).reshape(case.batch_shape)  # above operand
+    options = dict(update_computation=how, mode="clip", **case.scatter_attrs())
+    result = indexops.scatter(
+        from_numpy(xp, operand), from_numpy(xp, starts), from_numpy(xp, updates), **options
+    )
+    assert_bits_equal(result, scatter_reference.scatter(operand, starts, updates, **options))
+
+
 def test_element_plans_are_the_gathers_with_one_element_per_index():
     """take_along_axis's geometry is an element plan, with the index's batch axes in any
     order; windows, several start dims or extra index dims are not."""
@@ -209,8 +227,9 @@ def test_element_plans_are_the_gathers_with_one_element_per_index():
     assert extra.element_axes is None
 
 
-@pytest.mark.backends("numpy", "torch")
-@pytest.mark.parametrize("library", ["numpy", "torch"])
+@pytest.mark.parametrize(
+    "library", [pytest.param(name, marks=pytest.mark.backends(name)) for name in ("numpy", "torch")]
+)
 def test_element_paths_are_taken(library, monkeypatch):
     """The fast paths run (the equalities above would hold without them too)."""
     if library == "torch":

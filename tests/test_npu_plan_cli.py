@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-from indexops_npu import RuleViolationError, check_scatter_update, plan_scatter_update
+from indexops_npu import RuleViolationError, check_scatter_update, cli, plan_scatter_update
 from indexops_npu.cli import DEFAULT, main, random_problem
 
 from indexops._extension import scatter_update_src_shape
@@ -173,6 +174,53 @@ def test_cli_plot_path_is_checked_before_the_run(capsys, tmp_path, command):
         assert exit.value.code == 2
         out, err = capsys.readouterr()
         assert out == "" and f"indexops-npu {command}: error: {message}" in err
+
+
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_cli_plot_path_that_cannot_be_written_is_refused_before_the_run(capsys, tmp_path, command):
+    pytest.importorskip("matplotlib")
+    long_name = str(tmp_path / f"{'a' * 256}.png")  # over the 255 bytes a file name may have
+    with pytest.raises(SystemExit) as exit:
+        main([command, "--plot", long_name])
+    assert exit.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"error: argument --plot: {long_name!r} cannot be written: " in err
+    read_only = tmp_path / "read-only"
+    read_only.mkdir(mode=0o555)
+    if os.access(read_only, os.W_OK):  # root writes in it all the same
+        return
+    with pytest.raises(SystemExit) as exit:
+        main([command, "--plot", str(read_only / "x.png")])
+    assert exit.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"{str(read_only / 'x.png')!r} cannot be written: Permission" in err
+
+
+def test_cli_plot_path_check_leaves_the_folder_as_it_was(tmp_path):
+    pytest.importorskip("matplotlib")
+    existing = tmp_path / "old.png"
+    existing.write_bytes(b"old")
+    for path in (tmp_path / "new.png", existing):
+        assert cli._image_path(str(path)) == str(path)  # --plot's argparse type
+    assert [p.name for p in tmp_path.iterdir()] == ["old.png"]
+    assert existing.read_bytes() == b"old"
+
+
+def test_cli_run_over_the_size_limit_is_refused_before_the_arrays_are_made(capsys, monkeypatch):
+    # 3e9 slots of one element: check rejects it; run once made the whole input (MemoryError)
+    def unmade(*args: object) -> None:
+        raise AssertionError("the arrays of a rejected run were made")
+
+    monkeypatch.setattr(cli, "random_problem", unmade)
+    argv = ["run", "--input", "3000000000x1", "--index", "1x1", "--view", "1x1", "--tile", "1x1"]
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert (
+        "indexops-npu run: error: emulate_scatter_update: rejected under rules='doc': "
+        "[size_limit] input_shape=(3000000000, 1) has 3000000000 elements"
+    ) in err
 
 
 def run_cli(*argv: str, timeout: float) -> subprocess.CompletedProcess:

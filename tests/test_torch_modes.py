@@ -258,12 +258,14 @@ def test_numpy_error_says_why(make, reason):
     )
 
 
+@pytest.mark.backends("jax")
 def test_jax_error_says_why():
     jnp = pytest.importorskip("jax.numpy")
     with pytest.raises(IndexOpsValueError, match="cannot be written in place: JAX arrays are"):
         indexops.dynamic_update_slice(jnp.zeros(4), jnp.ones(1), (0,), copy=False)
 
 
+@pytest.mark.backends("dask")
 def test_dask_error_says_why():
     da = pytest.importorskip("dask.array")
     with pytest.raises(IndexOpsValueError, match="cannot be written in place: Dask arrays are"):

@@ -28,7 +28,7 @@ from indexops import IndexOpsError, IndexOpsValueError
 from indexops._extension import scatter_update_src_shape, type_error
 
 from .dtypes import INDEX_DTYPES, LOOSE_VALUE_DTYPES, VALUE_DTYPES, dtype_name, numpy_dtype
-from .execute import emulate_scatter_update
+from .execute import emulate_scatter_update, require_runnable
 from .hardware import PROFILES
 from .plan import Plan, plan_scatter_update
 from .rules import RULES, CheckResult, check_scatter_update
@@ -115,21 +115,42 @@ def _fraction(text: str) -> float:
 
 def _image_path(text: str) -> str:
     """An argparse type: where to save a figure, checked before the run that draws it."""
-    path = Path(text)
-    if not (path.parent.is_dir() and os.access(path.parent, os.W_OK)):
-        raise argparse.ArgumentTypeError(f"{text!r}: no folder {str(path.parent)!r} to write in")
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text!r} is a folder: name a file in it")
     if importlib.util.find_spec("matplotlib") is None:
         raise argparse.ArgumentTypeError("drawing needs matplotlib: pip install indexops[plot]")
     from matplotlib.backend_bases import FigureCanvasBase
 
+    path = Path(text)
     formats = FigureCanvasBase.get_supported_filetypes()
     if path.suffix and path.suffix[1:].lower() not in formats:
         raise argparse.ArgumentTypeError(
             f"{text!r}: matplotlib saves no {path.suffix} files, only {', '.join(formats)}"
         )
+    # os.path, not Path: Path.is_dir raises for a name too long before Python 3.12
+    if os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder: name a file in it")
+    if not os.path.isdir(path.parent):
+        raise argparse.ArgumentTypeError(f"{text!r}: no folder {str(path.parent)!r} to write in")
+    _try_writing(path)
     return text
+
+
+def _try_writing(path: Path) -> None:
+    """Open ``path`` for writing as the figure will be, leaving it as it was: the system
+    says what no earlier look can (a name too long, a read-only folder or file system)."""
+    try:
+        created = True
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            created = False
+            descriptor = os.open(path, os.O_WRONLY)  # no O_TRUNC: the file stays as it is
+        os.close(descriptor)
+        if created:
+            os.unlink(path)
+    except OSError as error:
+        raise argparse.ArgumentTypeError(
+            f"{str(path)!r} cannot be written: {error.strerror or error}"
+        ) from None
 
 
 HARDWARE_HELP = "device profile: " + "; ".join(
@@ -369,7 +390,8 @@ def _plan(problem: Problem, args: argparse.Namespace) -> int:
 
 def _run(problem: Problem, args: argparse.Namespace) -> int:
     _describe(problem, args)
-    view, tile, _ = _checked(problem, args)
+    view, tile, result = _checked(problem, args)
+    require_runnable(result)  # before the arrays are made: they may be too large to make
     input, index, src = random_problem(problem, args.seed, args.padding)
     expected = indexops.scatter_update(input, -2, index, src, copy=True)
     report = emulate_scatter_update(

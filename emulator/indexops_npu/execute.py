@@ -129,13 +129,22 @@ def _check(
         rules=rules,
         dim=dim,
     )
+    return require_runnable(result)
+
+
+def require_runnable(result: CheckResult) -> CheckResult:
+    """``result`` when its call can be emulated, else a :class:`RuleViolationError`: a
+    violation, or a warning of a call whose result is undefined.
+
+    The command line checks with it before it makes the arrays of a run.
+    """
     if not result.ok:
         raise RuleViolationError(OP, result)
     undefined = [w for w in result.warnings if w.undefined]
     if undefined:
         raise RuleViolationError(
             OP + " (result undefined, not emulated)",
-            CheckResult(tuple(undefined), (), None, None, rules, hardware),
+            CheckResult(tuple(undefined), (), None, None, result.rules, result.hardware),
         )
     return result
 

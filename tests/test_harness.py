@@ -1,0 +1,96 @@
+"""The test harness itself (conftest.py, tests/conftest.py, tests/backends.py): a narrowed
+run collects only its backends' tests and fails when a test imports another library."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+
+
+def pytest_run(
+    tmp_path: Path, backends: str, *args: str, cwd: Path = ROOT
+) -> subprocess.CompletedProcess:
+    """pytest in a child process on ``backends``, ``tmp_path`` and this checkout's sources
+    and tests first on its path."""
+    paths = [str(tmp_path), str(ROOT / "tests"), str(ROOT / "src"), str(ROOT / "emulator")]
+    env = {
+        **os.environ,
+        "INDEXOPS_BACKENDS": backends,
+        "PYTHONPATH": os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_a_narrowed_collection_leaves_out_the_tests_of_other_libraries(tmp_path):
+    """Under torch alone, no test of another library is collected, so none imports it."""
+    pytest.importorskip("torch")
+    files = ["tests/test_torch_modes.py", "tests/test_element_paths.py"]
+    done = pytest_run(tmp_path, "torch", "--collect-only", *files)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "test_under_torch_compile" in done.stdout
+    assert "test_element_paths_are_taken[torch]" in done.stdout
+    for other in ("test_jax_error", "test_dask_error", "test_element_paths_are_taken[numpy]"):
+        assert other not in done.stdout
+
+
+PROBE = """
+import gc
+import os
+from pathlib import Path
+
+def pytest_unconfigure(config):  # in a worker: after it told the controller it is done
+    if "PYTEST_XDIST_WORKER" in os.environ:  # the objects left for its final collections
+        (Path(__file__).parent / "objects.txt").write_text(str(len(gc.get_objects())))
+"""
+
+TESTS = """
+import sys
+
+def test_stray():
+    import cupy  # noqa: F401
+
+def test_heap():  # as a library's caches: kept by a module
+    sys.modules["numpy"].kept_by_the_test = [[] for _ in range(300_000)]
+"""
+
+
+@pytest.fixture(scope="module")
+def xdist_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A run on one xdist worker of a test that imports a library that is not selected (a
+    package stands in for cupy: installed, and no GPU) and of one that leaves 300000
+    objects behind: its folder and output."""
+    pytest.importorskip("xdist")
+    folder = tmp_path_factory.mktemp("xdist")
+    (folder / "cupy").mkdir()
+    (folder / "cupy" / "__init__.py").write_text("")
+    (folder / "probe.py").write_text(PROBE)
+    (folder / "test_worker.py").write_text(TESTS)
+    # tests/conftest.py as a plugin (no conftest applies outside tests/), run where the
+    # root's conftest.py is not the first on the path
+    done = pytest_run(folder, "numpy", "-n", "1", "-p", "conftest", "-p", "probe", cwd=folder)
+    assert "2 passed" in done.stdout, done.stdout + done.stderr
+    return folder, done
+
+
+def test_an_import_of_a_library_not_selected_fails_the_run_under_xdist(xdist_run):
+    """The workers' imports reach the controller, which fails the run."""
+    _, done = xdist_run
+    assert "ERROR: imported cupy without running its backends" in done.stdout
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED
+
+
+def test_a_worker_leaves_its_final_collections_little_to_walk(xdist_run):
+    """Those collections once walked the whole heap, and a worker still at them 5 s after
+    the controller asked it to stop got a SIGINT (a KeyboardInterrupt traceback)."""
+    folder, done = xdist_run
+    assert int((folder / "objects.txt").read_text()) < 30_000
+    assert "KeyboardInterrupt" not in done.stdout + done.stderr
