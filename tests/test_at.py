@@ -388,6 +388,28 @@ def test_slice_bounds_with_index(xp, bounds):
     check_against_numpy(xp, x, slice(*bounds), slice(*bounds))
 
 
+# steps and bounds near INT64_MAX: torch's own slicing overflowed on them (its strides are
+# step * stride), so at hands it in-range slices
+HUGE_SLICES = [
+    slice(None, None, 2**63 - 1),
+    slice(None, None, 2**61),
+    slice(None, None, -(2**61)),
+    slice(None, None, -(2**63)),
+    slice(2**63 - 1, -(2**63), -1),
+    slice(-(2**63), 2**63 - 1, 2),
+]
+
+
+# the libraries whose own slicing at runs, and one that gathers (the others gather alike)
+@pytest.mark.backends("numpy", "torch", "array_api_strict")
+def test_huge_slice_steps_and_bounds(xp):
+    x = np.arange(12, dtype=np.int64).reshape(3, 4)
+    for key in HUGE_SLICES:
+        check_against_numpy(xp, x[0], key, key)
+        check_against_numpy(xp, x, (slice(None), key), (slice(None), key))
+        check_against_numpy(xp, x, key, key)
+
+
 # where a 0-d array's value is read without a trace, a device or a graph
 CONCRETE = (Backend.NUMPY, Backend.NUMPY_READONLY, Backend.ARRAY_API_STRICT, Backend.TORCH)
 

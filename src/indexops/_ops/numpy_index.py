@@ -39,6 +39,7 @@ from .._backends import Backend, ValuesUnknown, backend_for, is_array
 from .._errors import type_error, value_error
 from .._execute.targets import to_index
 from .._plan.cache import static_cache
+from .._plan.slices import directed_slice, positive_slice
 from .._typing import Array
 
 ALLOWED = (
@@ -560,7 +561,8 @@ class BasicIndex:
     """A basic index expression (ints, slices, ``None``, ``...``) as the library's own
     key: ``x[key]``, flipped along ``flips`` (result dims), is ``x[idx]``. ``flips`` holds
     the dims of slices with a negative step where the library takes none (torch): the key
-    has the same elements in increasing order."""
+    has the same elements in increasing order. The key's slices have in-range bounds and
+    steps (:mod:`indexops._plan.slices`): torch overflows on steps near ``2**63``."""
 
     key: tuple[Any, ...]
     flips: tuple[int, ...]
@@ -578,13 +580,12 @@ def basic_index(
         if part is None or isinstance(part, IntPart):
             key.append(part if part is None else part.value)
             continue
-        start, step, size = _slice_of(op, shape[dim], part)
-        if step > 0 or negative_steps:
-            key.append(slice(part.start, part.stop, part.step))
+        first, step, size = _slice_of(op, shape[dim], part)
+        if step > 0 or size <= 1 or negative_steps:
+            key.append(directed_slice(first, size, step))
             continue
         flips.append(sum(1 for k in key if not isinstance(k, int)))  # its result dim
-        first = start + step * (size - 1)  # the same elements, in increasing order
-        key.append(slice(first, first - step * size, -step) if size else slice(0, 0, 1))
+        key.append(positive_slice(first, size, step))  # the same elements, increasing
     return BasicIndex((*key, Ellipsis), tuple(flips))  # ...: a 0-d array, never a scalar
 
 
