@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from backends import DRAWN, Backend
+from backends import DRAWN, Backend, halves
 from helpers import assert_same, check_array, dtype_name, from_numpy, to_numpy
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -425,6 +425,92 @@ def test_slice_bounds_of_zero_d_arrays(xp):
 def test_slice_bounds_without_index_are_errors(xp, bound):
     with pytest.raises(indexops.IndexOpsTypeError, match="slices of ints, None or integers"):
         indexops.at(xp.arange(5))[bound:].get()
+
+
+@pytest.mark.backends(lambda backend: not backend.traced)  # jit: no array in a static slice
+@pytest.mark.parametrize("bound", ["size-1 array", "0-d bool", "NumPy size-1"])
+def test_slice_bounds_of_other_arrays_are_errors_as_in_numpy(xp, bound):
+    """NumPy takes 0-d integer arrays only; torch's and Dask's ``__index__`` took more."""
+    value = {
+        "size-1 array": xp.asarray([1]),
+        "0-d bool": xp.asarray(True),
+        "NumPy size-1": np.asarray([1]),
+    }[bound]
+    with pytest.raises(indexops.IndexOpsTypeError, match="slices of ints, None or integers"):
+        indexops.At(xp.arange(5))[value:].get()  # unwrapped: Dask may compute the bound
+
+
+class Position(tuple):
+    """A tuple subclass, which NumPy reads as the tuple of its items."""
+
+
+class Integer:
+    """An object with ``__index__``, which NumPy takes as an int."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+
+@pytest.mark.backends(lambda backend: backend.library != "jax")  # parsing: the same on all
+def test_tuple_subclasses_and_index_objects_as_numpy(xp):
+    x = np.arange(20, dtype=np.float64).reshape(4, 5)
+    for idx in (Position((1, 2)), Position((-1,)), (Integer(1), Integer(-2))):
+        check_against_numpy(xp, x, idx, idx)
+    check_against_numpy(xp, x, (slice(Integer(1), Integer(4)), Integer(0)), (slice(1, 4), 0))
+    with pytest.raises(indexops.IndexOpsTypeError, match="ints only or of bools only"):
+        indexops.at(xp.asarray(x))[[Integer(1)]].get()  # NumPy refuses it as well
+
+
+@pytest.mark.backends(lambda backend: backend is not Backend.JAX)  # jax_jit: the same code
+@pytest.mark.parametrize("method", ["set", "add"])
+def test_y_with_leading_dims_of_size_one_as_numpy(xp, method):
+    """NumPy's assignment drops them: ``x[:2] = y`` with y of shape (1, 1, 2, 5)."""
+    x = np.arange(20, dtype=np.float64).reshape(4, 5)
+    y = np.arange(10, dtype=np.float64).reshape(1, 1, 2, 5)
+    expected = x.copy()
+    if method == "set":
+        expected[[2, 0]] = y
+    else:
+        expected[[2, 0]] = expected[[2, 0]] + y
+    got = getattr(indexops.at(from_numpy(xp, x))[xp.asarray([2, 0])], method)(from_numpy(xp, y))
+    assert_same(got, expected)
+    with pytest.raises(indexops.IndexOpsValueError, match=r"broadcasts to x\[idx\]'s \(2, 5\)"):
+        indexops.at(from_numpy(xp, x))[:2].set(from_numpy(xp, np.ones((2, 1, 2, 5))))
+
+
+@pytest.mark.backends(lambda backend: backend is not Backend.JAX)  # jax_jit: the same code
+@pytest.mark.parametrize(
+    "shape",
+    [(5, 0, *(2,) * 8), (2, *(1,) * 32)],  # empty of 10 dims; 33 dims, 34 with None
+    ids=["empty-10-dims", "33-dims"],
+)
+def test_many_dims_as_numpy(xp, backend, shape):
+    """Dask's automatic chunks divided by zero for empty arrays of 10 dims or more, and
+    its rechunk refused more than 32 dims."""
+    if backend is Backend.DASK:  # (the namespace's own creation rechunks: not here)
+        import dask.array as da
+
+        def make(a: np.ndarray) -> Any:
+            return da.from_array(a, chunks=halves(a.shape))
+    else:
+
+        def make(a: np.ndarray) -> Any:
+            return from_numpy(xp, a)
+
+    x = np.arange(math.prod(shape), dtype=np.float64).reshape(shape)
+    for idx in ((None,), (np.array([1, 0]), None)):
+        key = tuple(make(i) if isinstance(i, np.ndarray) else i for i in idx)
+        expected = x[idx]
+        assert_same(indexops.at(make(x))[key].get(), expected)
+        y = np.arange(expected.size, dtype=np.float64).reshape(expected.shape)
+        written = x.copy()
+        written[idx] = y
+        assert_same(indexops.at(make(x))[key].set(make(y)), written)
+        written[idx] = -1.0  # a scalar: broadcast in one chunk, then split as x is
+        assert_same(indexops.at(make(x))[key].set(-1.0), written)
 
 
 @pytest.mark.parametrize("scalar", [np.float64(3.0), np.int8(-2), np.bool_(True)], ids=repr)

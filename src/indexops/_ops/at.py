@@ -234,7 +234,8 @@ class At:
 
     def __init__(self, x: Array, idx: Any = _NO_INDEX) -> None:
         self._x = np.asarray(x) if isinstance(x, np.generic) else x  # a 0-d array
-        self._idx = idx
+        # a tuple subclass (a named tuple, say) is the tuple of its items, as in NumPy
+        self._idx = tuple(idx) if type(idx) is not tuple and isinstance(idx, tuple) else idx
 
     def __getitem__(self, idx: Any) -> At:
         if self._idx is not _NO_INDEX:
@@ -630,6 +631,8 @@ def _updates(
     if is_array(y):
         if type(y) is not type(x):
             backend_for(op, x=x, y=y)  # one library
+        if y.ndim > len(shape):
+            y = _without_leading_ones(backend, y, len(shape))
         if tuple(y.shape) != shape and not _broadcasts(tuple(y.shape), shape):
             raise value_error(
                 op, "y.shape", tuple(y.shape), f"a shape that broadcasts to x[idx]'s {shape}"
@@ -828,6 +831,15 @@ def _own_arithmetic(backend: Backend, dtype: Any, combiner: Combiner) -> bool:
     return backend.name not in _NARROW_UNSIGNED_ONLY or not (
         backend.has_kind(dtype, "unsigned integer") and backend.iinfo(dtype).bits > 8
     )
+
+
+def _without_leading_ones(backend: Backend, y: Array, rank: int) -> Array:
+    """``y`` without the leading dims of size 1 beyond ``rank``, which NumPy's assignment
+    drops (``x[:2] = ones((1, 1, 2))``); other leading dims stay (and fail to broadcast)."""
+    extra = y.ndim - rank
+    if any(n != 1 for n in y.shape[:extra]):
+        return y
+    return backend.reshape(y, tuple(y.shape[extra:]))
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:

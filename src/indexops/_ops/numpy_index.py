@@ -140,7 +140,7 @@ def _classify(op: str, backend: Backend, x: Array, item: Any) -> tuple[Any, Arra
         return item, None
     if isinstance(item, slice):
         return SlicePart(
-            *(_slice_entry(op, item, v) for v in (item.start, item.stop, item.step))
+            *(_slice_entry(op, backend, x, item, v) for v in (item.start, item.stop, item.step))
         ), None
     if isinstance(item, (bool, np.bool_)):
         return BoolPart(bool(item)), None
@@ -151,7 +151,7 @@ def _classify(op: str, backend: Backend, x: Array, item: Any) -> tuple[Any, Arra
         if isinstance(item, SequenceMask):
             return _MASK, item
     if not is_array(item):
-        raise type_error(op, "idx", _short(item), ALLOWED)
+        return IntPart(_index_of(op, item)), None
     if type(item) is not type(x):
         backend_for(op, x=x, idx=item)  # index arrays belong to x's library
     if backend.has_kind(item.dtype, "integral"):
@@ -161,14 +161,25 @@ def _classify(op: str, backend: Backend, x: Array, item: Any) -> tuple[Any, Arra
     raise type_error(op, "idx", f"an array of dtype {item.dtype}", ALLOWED)
 
 
-def _slice_entry(op: str, item: slice, value: Any) -> int | None:
+def _index_of(op: str, item: Any) -> int:
+    """An object that is no array but has ``__index__`` as the int it stands for (NumPy
+    takes such objects as ints); anything else is an error."""
+    try:
+        return operator.index(item)
+    except TypeError:
+        raise type_error(op, "idx", _short(item), ALLOWED) from None
+
+
+def _slice_entry(op: str, backend: Backend, x: Array, item: slice, value: Any) -> int | None:
     """A slice bound as an int: None, or anything with ``__index__`` but a bool (a NumPy
-    integer, a 0-d integer array whose value can be read)."""
+    integer, a 0-d integer array whose value can be read). As in NumPy, arrays of another
+    shape or dtype are refused, also where their library gives them an ``__index__``
+    (torch's and Dask's arrays of one element, torch's bools)."""
     if value is None:
         return None
     if type(value) is int:
         return value
-    if not isinstance(value, (bool, np.bool_)):
+    if not isinstance(value, (bool, np.bool_)) and _integer_scalar(op, backend, x, value):
         try:
             return operator.index(value)
         except Exception:  # a traced array raises its library's own error
@@ -180,6 +191,14 @@ def _slice_entry(op: str, item: slice, value: Any) -> int | None:
         "slices of ints, None or integers with __index__ (NumPy integers, 0-d integer "
         "arrays whose value is known when at is called)",
     )
+
+
+def _integer_scalar(op: str, backend: Backend, x: Array, value: Any) -> bool:
+    """Whether ``value`` is no array, or a 0-d array of an integer dtype."""
+    if not is_array(value):
+        return True
+    reader = backend if type(value) is type(x) else backend_for(op, idx=value)
+    return value.ndim == 0 and reader.has_kind(value.dtype, "integral")
 
 
 @dataclass(frozen=True)
