@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from strategies import VALUE_DTYPES
 
 import indexops
+from indexops._testing import device_paths
 
 INDEX_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
 FLOAT_DTYPES = ("float32", "float64")
@@ -752,6 +753,47 @@ def test_update_errors(xp):
     with pytest.raises(indexops.IndexOpsTypeError, match="one index"):
         indexops.at(x)[0][1]
     assert_same(x, np.zeros((3, 4), dtype=np.int32))
+
+
+@pytest.mark.backends(lambda backend: backend is not Backend.JAX)  # jax_jit: the same
+@pytest.mark.parametrize("returns", ["another shape", "no array"])
+def test_apply_must_return_an_array_of_the_shape_of_old(xp, backend, returns):
+    """A named error instead of the library's own (or NumPy's silent broadcast)."""
+    f = (lambda old, new: old[None, ...]) if returns == "another shape" else (lambda old, new: None)
+    error = indexops.IndexOpsValueError if returns == "another shape" else TypeError
+    x = xp.zeros((4, 3), dtype=xp.float64)
+    for idx in (xp.asarray([0, 1, 1]), slice(1, 3)):
+        with pytest.raises(error, match=r"at.apply: f=.* is not allowed: a function f\(old, new\)"):
+            result = indexops.at(x)[idx].apply(f, 1.0, copy=None)
+            if backend.has_values:
+                to_numpy(result)  # Dask: raised when computed
+    assert_same(x, np.zeros((4, 3)))
+
+
+@pytest.mark.backends(lambda backend: backend is not Backend.JAX)  # jax_jit: the same
+@pytest.mark.parametrize("form", ["Python int", "array"])
+def test_integer_power_by_a_negative_exponent_is_a_named_error(xp, backend, form):
+    """NumPy raised its own ValueError, torch and JAX wrote a wrong value (2 ** -1 as 0,
+    or -2**63): a named error where the exponent is known on the host, before any write."""
+    x = xp.asarray([2, 3, 4], dtype=xp.int32)
+    y = -1 if form == "Python int" else xp.asarray([2, -1], dtype=xp.int32)
+    message = r"at.power: y.* is not allowed: exponents of 0 or more for an integer x"
+    # (torch_device runs at's power as torch on the CPU: its passes are counted there)
+    if form == "Python int" or backend.values_on_host or backend is Backend.TORCH_DEVICE:
+        for idx in (slice(0, 2), xp.asarray([0, 1])):
+            with pytest.raises(indexops.IndexOpsValueError, match=message):
+                indexops.at(x)[idx].power(y, copy=None)
+        assert_same(x, np.array([2, 3, 4], dtype=np.int32))
+    elif backend is Backend.DASK:
+        result = indexops.at(x)[xp.asarray([0, 1])].power(y)
+        with pytest.raises(indexops.IndexOpsValueError, match=message):
+            to_numpy(result)
+    if backend is Backend.TORCH and form == "array":  # on a GPU or compiled: an assert
+        with device_paths(), pytest.raises(RuntimeError, match="y has a negative entry"):
+            indexops.at(x)[xp.asarray([0, 1])].power(y)
+    exponents = xp.abs(y) if form == "array" else 2
+    expected = np.array([2, 9, 4] if form == "array" else [2, 9, 16], dtype=np.int32)
+    assert_same(indexops.at(x)[xp.asarray([1, 2])].power(exponents), expected)
 
 
 # -- y of another dtype: NumPy's same_kind casts ----------------------------------------------
