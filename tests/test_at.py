@@ -456,9 +456,9 @@ class Integer:
 
 
 @pytest.mark.backends(lambda backend: backend.library != "jax")  # parsing: the same on all
-def test_tuple_subclasses_and_index_objects_as_numpy(xp):
+def test_tuple_subclasses_ranges_and_index_objects_as_numpy(xp):
     x = np.arange(20, dtype=np.float64).reshape(4, 5)
-    for idx in (Position((1, 2)), Position((-1,)), (Integer(1), Integer(-2))):
+    for idx in (Position((1, 2)), Position((-1,)), (Integer(1), Integer(-2)), range(3, 0, -2)):
         check_against_numpy(xp, x, idx, idx)
     check_against_numpy(xp, x, (slice(Integer(1), Integer(4)), Integer(0)), (slice(1, 4), 0))
     with pytest.raises(indexops.IndexOpsTypeError, match="ints only or of bools only"):

@@ -146,8 +146,8 @@ def _classify(op: str, backend: Backend, x: Array, item: Any) -> tuple[Any, Arra
         return BoolPart(bool(item)), None
     if isinstance(item, numbers.Integral):
         return IntPart(int(item)), None
-    if isinstance(item, (list, tuple)):
-        item = _sequence_array(op, backend, x, item)
+    if isinstance(item, (list, tuple, range)):
+        item = _sequence_array(op, backend, x, list(item) if type(item) is range else item)
         if isinstance(item, SequenceMask):
             return _MASK, item
     if not is_array(item):
