@@ -9,13 +9,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from backends import DRAWN, Backend
+from backends import DRAWN, Backend, halves
 from helpers import assert_same, check_array, dtype_name, from_numpy, to_numpy
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import VALUE_DTYPES
 
 import indexops
+from indexops._testing import device_paths
 
 INDEX_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
 FLOAT_DTYPES = ("float32", "float64")
@@ -388,6 +389,28 @@ def test_slice_bounds_with_index(xp, bounds):
     check_against_numpy(xp, x, slice(*bounds), slice(*bounds))
 
 
+# steps and bounds near INT64_MAX: torch's own slicing overflowed on them (its strides are
+# step * stride), so at hands it in-range slices
+HUGE_SLICES = [
+    slice(None, None, 2**63 - 1),
+    slice(None, None, 2**61),
+    slice(None, None, -(2**61)),
+    slice(None, None, -(2**63)),
+    slice(2**63 - 1, -(2**63), -1),
+    slice(-(2**63), 2**63 - 1, 2),
+]
+
+
+# the libraries whose own slicing at runs, and one that gathers (the others gather alike)
+@pytest.mark.backends("numpy", "torch", "array_api_strict")
+def test_huge_slice_steps_and_bounds(xp):
+    x = np.arange(12, dtype=np.int64).reshape(3, 4)
+    for key in HUGE_SLICES:
+        check_against_numpy(xp, x[0], key, key)
+        check_against_numpy(xp, x, (slice(None), key), (slice(None), key))
+        check_against_numpy(xp, x, key, key)
+
+
 # where a 0-d array's value is read without a trace, a device or a graph
 CONCRETE = (Backend.NUMPY, Backend.NUMPY_READONLY, Backend.ARRAY_API_STRICT, Backend.TORCH)
 
@@ -403,6 +426,92 @@ def test_slice_bounds_of_zero_d_arrays(xp):
 def test_slice_bounds_without_index_are_errors(xp, bound):
     with pytest.raises(indexops.IndexOpsTypeError, match="slices of ints, None or integers"):
         indexops.at(xp.arange(5))[bound:].get()
+
+
+@pytest.mark.backends(lambda backend: not backend.traced)  # jit: no array in a static slice
+@pytest.mark.parametrize("bound", ["size-1 array", "0-d bool", "NumPy size-1"])
+def test_slice_bounds_of_other_arrays_are_errors_as_in_numpy(xp, bound):
+    """NumPy takes 0-d integer arrays only; torch's and Dask's ``__index__`` took more."""
+    value = {
+        "size-1 array": xp.asarray([1]),
+        "0-d bool": xp.asarray(True),
+        "NumPy size-1": np.asarray([1]),
+    }[bound]
+    with pytest.raises(indexops.IndexOpsTypeError, match="slices of ints, None or integers"):
+        indexops.At(xp.arange(5))[value:].get()  # unwrapped: Dask may compute the bound
+
+
+class Position(tuple):
+    """A tuple subclass, which NumPy reads as the tuple of its items."""
+
+
+class Integer:
+    """An object with ``__index__``, which NumPy takes as an int."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+
+@pytest.mark.backends(lambda backend: backend.library != "jax")  # parsing: the same on all
+def test_tuple_subclasses_ranges_and_index_objects_as_numpy(xp):
+    x = np.arange(20, dtype=np.float64).reshape(4, 5)
+    for idx in (Position((1, 2)), Position((-1,)), (Integer(1), Integer(-2)), range(3, 0, -2)):
+        check_against_numpy(xp, x, idx, idx)
+    check_against_numpy(xp, x, (slice(Integer(1), Integer(4)), Integer(0)), (slice(1, 4), 0))
+    with pytest.raises(indexops.IndexOpsTypeError, match="ints only or of bools only"):
+        indexops.at(xp.asarray(x))[[Integer(1)]].get()  # NumPy refuses it as well
+
+
+@pytest.mark.backends(lambda backend: backend is not Backend.JAX)  # jax_jit: the same code
+@pytest.mark.parametrize("method", ["set", "add"])
+def test_y_with_leading_dims_of_size_one_as_numpy(xp, method):
+    """NumPy's assignment drops them: ``x[:2] = y`` with y of shape (1, 1, 2, 5)."""
+    x = np.arange(20, dtype=np.float64).reshape(4, 5)
+    y = np.arange(10, dtype=np.float64).reshape(1, 1, 2, 5)
+    expected = x.copy()
+    if method == "set":
+        expected[[2, 0]] = y
+    else:
+        expected[[2, 0]] = expected[[2, 0]] + y
+    got = getattr(indexops.at(from_numpy(xp, x))[xp.asarray([2, 0])], method)(from_numpy(xp, y))
+    assert_same(got, expected)
+    with pytest.raises(indexops.IndexOpsValueError, match=r"broadcasts to x\[idx\]'s \(2, 5\)"):
+        indexops.at(from_numpy(xp, x))[:2].set(from_numpy(xp, np.ones((2, 1, 2, 5))))
+
+
+@pytest.mark.backends(lambda backend: backend is not Backend.JAX)  # jax_jit: the same code
+@pytest.mark.parametrize(
+    "shape",
+    [(5, 0, *(2,) * 8), (2, *(1,) * 32)],  # empty of 10 dims; 33 dims, 34 with None
+    ids=["empty-10-dims", "33-dims"],
+)
+def test_many_dims_as_numpy(xp, backend, shape):
+    """Dask's automatic chunks divided by zero for empty arrays of 10 dims or more, and
+    its rechunk refused more than 32 dims."""
+    if backend is Backend.DASK:  # (the namespace's own creation rechunks: not here)
+        import dask.array as da
+
+        def make(a: np.ndarray) -> Any:
+            return da.from_array(a, chunks=halves(a.shape))
+    else:
+
+        def make(a: np.ndarray) -> Any:
+            return from_numpy(xp, a)
+
+    x = np.arange(math.prod(shape), dtype=np.float64).reshape(shape)
+    for idx in ((None,), (np.array([1, 0]), None)):
+        key = tuple(make(i) if isinstance(i, np.ndarray) else i for i in idx)
+        expected = x[idx]
+        assert_same(indexops.at(make(x))[key].get(), expected)
+        y = np.arange(expected.size, dtype=np.float64).reshape(expected.shape)
+        written = x.copy()
+        written[idx] = y
+        assert_same(indexops.at(make(x))[key].set(make(y)), written)
+        written[idx] = -1.0  # a scalar: broadcast in one chunk, then split as x is
+        assert_same(indexops.at(make(x))[key].set(-1.0), written)
 
 
 @pytest.mark.parametrize("scalar", [np.float64(3.0), np.int8(-2), np.bool_(True)], ids=repr)
@@ -658,6 +767,47 @@ def test_update_errors(xp):
     with pytest.raises(indexops.IndexOpsTypeError, match="one index"):
         indexops.at(x)[0][1]
     assert_same(x, np.zeros((3, 4), dtype=np.int32))
+
+
+@pytest.mark.backends(lambda backend: backend is not Backend.JAX)  # jax_jit: the same
+@pytest.mark.parametrize("returns", ["another shape", "no array"])
+def test_apply_must_return_an_array_of_the_shape_of_old(xp, backend, returns):
+    """A named error instead of the library's own (or NumPy's silent broadcast)."""
+    f = (lambda old, new: old[None, ...]) if returns == "another shape" else (lambda old, new: None)
+    error = indexops.IndexOpsValueError if returns == "another shape" else TypeError
+    x = xp.zeros((4, 3), dtype=xp.float64)
+    for idx in (xp.asarray([0, 1, 1]), slice(1, 3)):
+        with pytest.raises(error, match=r"at.apply: f=.* is not allowed: a function f\(old, new\)"):
+            result = indexops.at(x)[idx].apply(f, 1.0, copy=None)
+            if backend.has_values:
+                to_numpy(result)  # Dask: raised when computed
+    assert_same(x, np.zeros((4, 3)))
+
+
+@pytest.mark.backends(lambda backend: backend is not Backend.JAX)  # jax_jit: the same
+@pytest.mark.parametrize("form", ["Python int", "array"])
+def test_integer_power_by_a_negative_exponent_is_a_named_error(xp, backend, form):
+    """NumPy raised its own ValueError, torch and JAX wrote a wrong value (2 ** -1 as 0,
+    or -2**63): a named error where the exponent is known on the host, before any write."""
+    x = xp.asarray([2, 3, 4], dtype=xp.int32)
+    y = -1 if form == "Python int" else xp.asarray([2, -1], dtype=xp.int32)
+    message = r"at.power: y.* is not allowed: exponents of 0 or more for an integer x"
+    # (torch_device runs at's power as torch on the CPU: its passes are counted there)
+    if form == "Python int" or backend.values_on_host or backend is Backend.TORCH_DEVICE:
+        for idx in (slice(0, 2), xp.asarray([0, 1])):
+            with pytest.raises(indexops.IndexOpsValueError, match=message):
+                indexops.at(x)[idx].power(y, copy=None)
+        assert_same(x, np.array([2, 3, 4], dtype=np.int32))
+    elif backend is Backend.DASK:
+        result = indexops.at(x)[xp.asarray([0, 1])].power(y)
+        with pytest.raises(indexops.IndexOpsValueError, match=message):
+            to_numpy(result)
+    if backend is Backend.TORCH and form == "array":  # on a GPU or compiled: an assert
+        with device_paths(), pytest.raises(RuntimeError, match="y has a negative entry"):
+            indexops.at(x)[xp.asarray([0, 1])].power(y)
+    exponents = xp.abs(y) if form == "array" else 2
+    expected = np.array([2, 9, 4] if form == "array" else [2, 9, 16], dtype=np.int32)
+    assert_same(indexops.at(x)[xp.asarray([1, 2])].power(exponents), expected)
 
 
 # -- y of another dtype: NumPy's same_kind casts ----------------------------------------------

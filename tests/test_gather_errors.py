@@ -169,3 +169,31 @@ def test_dynamic_slice_array_start_errors(xp):
         indexops.dynamic_slice(operand, xp.zeros((2, 1), dtype=xp.int32), (1, 1))
     with pytest.raises(indexops.IndexOpsValueError, match="0-d"):
         indexops.dynamic_slice(operand, [xp.asarray([1]), 0], (1, 1))
+
+
+# Attributes in an order of their own (a set, a dict: its keys) or used up by one reading (a
+# generator): each was read as its iteration gave it
+UNORDERED = {
+    "set": lambda values: set(values),
+    "dict": lambda values: dict.fromkeys(values, "value"),
+    "generator": lambda values: (v for v in values),
+}
+ROWS = np.arange(12.0).reshape(3, 4)
+ATTRIBUTE_CALLS = {
+    "offset_dims": lambda form: indexops.gather(
+        ROWS, np.array([[1]]), offset_dims=form((1,)), collapsed_slice_dims=(0,),
+        start_index_map=(0,), index_vector_dim=1, slice_sizes=(1, 4)),
+    "update_window_dims": lambda form: indexops.scatter(
+        ROWS, np.array([[1]]), np.ones((1, 4)), update_window_dims=form((1,)),
+        inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), index_vector_dim=1),
+    "slice_sizes": lambda form: indexops.dynamic_slice(ROWS, (1, 0), form((1, 2))),
+    "start_indices": lambda form: indexops.dynamic_slice(ROWS, form((1, 0)), (1, 2)),
+    "axes": lambda form: indexops.slice_scatter(ROWS, np.ones((1, 4)), [0], [1], [1], form((0,))),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("form", UNORDERED)
+@pytest.mark.parametrize("name", ATTRIBUTE_CALLS)
+def test_attributes_are_sequences_not_sets_dicts_or_iterators(name, form):
+    with pytest.raises(indexops.IndexOpsTypeError, match=rf"{name}=.* is not allowed: .*sequence"):
+        ATTRIBUTE_CALLS[name](UNORDERED[form])

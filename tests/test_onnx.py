@@ -151,6 +151,21 @@ def test_slice_scatter_in_onnx_order(xp, backend):
     assert_same(from_numpy(xp, data) if backend.has_values else data, data)
 
 
+def test_slice_steps_beyond_the_dim_take_one_element(xp, backend):
+    """Steps near INT64_MAX reach no library unchanged (torch overflowed its strides)."""
+    data = np.arange(8).reshape(2, 4)
+    read, write = op(backend, "slice"), op(backend, "slice_scatter")
+    for axis in (0, 1):
+        for step, start, stop in ((INT64_MAX, 0, INT64_MAX), (-(2**61), -1, INT64_MIN)):
+            attributes = ([start], [stop], [axis], [step])
+            expected = ref.slice_(data, *attributes)
+            assert_same(read(from_numpy(xp, data), *attributes), expected)
+            updates = -np.ones_like(expected)
+            written = data.copy()
+            written[(slice(None),) * axis + ((0 if step > 0 else -1),)] = -1
+            assert_same(write(*arrays(xp, data, updates), *attributes), written)
+
+
 def test_slice_end_int64_max_backwards_is_empty_as_the_spec_says(xp, backend):
     data = from_numpy(xp, np.arange(5))
     assert_same(op(backend, "slice")(data, [-1], [INT64_MAX], None, [-1]), np.zeros(0, int))
@@ -336,7 +351,8 @@ def test_slice_matches_definition(xp, backend, shape, data):
     ends = st.one_of(st.integers(-6, 6), st.sampled_from([INT64_MIN, INT64_MAX]))
     starts = data.draw(st.lists(ends, min_size=k, max_size=k))
     stops = data.draw(st.lists(ends, min_size=k, max_size=k))
-    steps = data.draw(st.none() | st.lists(st.sampled_from([-3, -1, 1, 2]), min_size=k, max_size=k))
+    step = st.sampled_from([-3, -1, 1, 2, INT64_MAX, INT64_MIN, 2**61, -(2**61)])
+    steps = data.draw(st.none() | st.lists(step, min_size=k, max_size=k))
     axes = data.draw(st.none() | st.permutations(range(-rank, 0)).map(lambda p: p[:k]))
     operand = np.arange(math.prod(shape)).reshape(shape)
     expected = ref.slice_(operand, starts, stops, axes, steps)

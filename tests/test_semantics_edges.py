@@ -232,6 +232,22 @@ def test_replace_and_callables_take_non_numeric_dtypes(dtype):
     assert last.tolist() == expected.tolist()
 
 
+@pytest.mark.parametrize("dtype", [name for name in NON_NUMERIC if name != "bool"])
+def test_gather_fill_of_non_numeric_dtypes_needs_fill_value(dtype):
+    """No default: NaN cast to them is no fill ('n' in a string array, NaN among objects)."""
+    table = NON_NUMERIC[dtype][:, None]
+    rows = np.array([[2], [7]])  # 7 is out of range: filled
+    attributes = dict(**ROW_GATHER, slice_sizes=(1, 1), mode="fill")
+    with pytest.raises(indexops.IndexOpsTypeError, match="fill_value=None is not allowed"):
+        indexops.gather(table, rows, **attributes)
+    with pytest.raises(indexops.IndexOpsTypeError, match="fill_value=None is not allowed"):
+        indexops.at(table)[rows[:, 0]].get(mode="fill")
+    fill = table[0]  # a 1-element array of the dtype; its value as the fill
+    filled = indexops.gather(table, rows, **attributes, fill_value=fill[0])
+    assert filled.dtype == table.dtype
+    assert filled.tolist() == [table[2].tolist(), fill.tolist()]
+
+
 NOT_FLAGS = (np.array([True]), np.array(True), "False", 1, 0, None, [True])
 
 

@@ -49,6 +49,7 @@ def cases(draw: st.DrawFn) -> dict[str, Any]:
     dtype = "int64" if form == "list" else draw(st.sampled_from(INDEX_DTYPES))
     info = np.iinfo(dtype)
     steps = [s for s in range(-4, 5) if s != 0 and (s > 0 or info.min < 0)]
+    steps += [int(info.max), int(info.min)] if info.min < 0 else [int(info.max)]  # huge
     start = draw(st.lists(bounds(info), min_size=k, max_size=k))
     stop = draw(st.lists(bounds(info), min_size=k, max_size=k))
     step = draw(st.lists(st.sampled_from(steps), min_size=k, max_size=k))
@@ -170,6 +171,22 @@ def test_negative_step_reverses_and_big_step(xp: ModuleType):
     expected = np.arange(16)
     expected[[15, 0]] = [100, 200]
     assert_same(result, expected)
+
+
+HUGE_STEPS = [INT64_MAX, INT64_MIN, 2**61, -(2**61)]
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_huge_steps_write_one_element(xp: ModuleType, axis: int):
+    """A step beyond the dim takes one element; torch overflowed its stride (step times
+    the row length) and JAX its int32 bounds when the step reached them unchanged."""
+    data_np = np.arange(8).reshape(2, 4)
+    for step in HUGE_STEPS:
+        start, stop = (0, INT64_MAX) if step > 0 else (-1, INT64_MIN)
+        attrs = ([start], [stop], [step], [axis])
+        updates_np = -np.ones(ref.slice_shape(data_np.shape, *attrs), dtype=np.int64)
+        result = slice_scatter(from_numpy(xp, data_np), from_numpy(xp, updates_np), *attrs)
+        assert_same(result, ref.slice_scatter(data_np, updates_np, *attrs))
 
 
 @pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])

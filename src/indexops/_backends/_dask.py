@@ -41,7 +41,19 @@ class _Namespace(ModuleType):
         if known == 0 and -1 in shape:  # -1 next to another 0 could be anything
             raise ValueError(f"cannot reshape an empty array to {shape}")
         empty = tuple(0 if n == -1 else n for n in shape)
-        return da.empty(empty, dtype=x.dtype, name=created_name("empty", empty, x.dtype))
+        return da.empty(
+            empty,
+            dtype=x.dtype,
+            chunks=chunks_of(empty),
+            name=created_name("empty", empty, x.dtype),
+        )
+
+
+def chunks_of(shape: tuple[int, ...]) -> Any:
+    """The chunks of an array the backend creates: Dask's automatic ones, but one chunk
+    for an empty array (Dask's automatic chunking divides by zero for some empty shapes of
+    10 dims or more)."""
+    return shape if math.prod(shape) == 0 else "auto"
 
 
 def created_name(kind: str, shape: tuple[int, ...], dtype: Any, *values: Any) -> str:
@@ -61,7 +73,8 @@ class DaskBackend(Backend):
     chunked = True
 
     def full(self, shape: tuple[int, ...], value: Any, dtype: Any, like: Array) -> Array:
-        return da.full(shape, value, dtype=dtype, name=created_name("full", shape, dtype, value))
+        name = created_name("full", shape, dtype, value)
+        return da.full(shape, value, dtype=dtype, chunks=chunks_of(shape), name=name)
 
     def __init__(self, xp: ModuleType) -> None:
         super().__init__(_Namespace(xp))

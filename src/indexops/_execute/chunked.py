@@ -151,6 +151,27 @@ def _apply_piece(
     return xp.reshape(written, chunk.shape)
 
 
+# Dask's rechunk builds NumPy object arrays of the array's rank and walks them by `.flat`,
+# which NumPy limits to 32 dims
+_RECHUNK_MAX_RANK = 32
+
+
+def _laid_out(
+    values: da.Array, tail_shape: tuple[int, ...], tail_chunks: tuple[tuple[int, ...], ...]
+) -> da.Array:
+    """The update rows ``values`` as ``[rows, *tail_shape]``, chunked as the operand's
+    tail dims. Beyond the rank Dask's rechunk takes, the dims of size 1 (one chunk whatever
+    the operand's chunks) join after the rechunk, as ``None`` in an index."""
+    if 1 + len(tail_shape) <= _RECHUNK_MAX_RANK:
+        values = da.reshape(values, (values.shape[0], *tail_shape))
+        return values.rechunk((values.chunks[0], *tail_chunks))
+    kept = [d for d, n in enumerate(tail_shape) if n != 1]
+    values = da.reshape(values, (values.shape[0], *(tail_shape[d] for d in kept)))
+    values = values.rechunk((values.chunks[0], *(tail_chunks[d] for d in kept)))
+    ones_again = (slice(None), *(slice(None) if n != 1 else None for n in tail_shape))
+    return values[ones_again]
+
+
 def scatter_rows(
     x: da.Array,
     rows_shape: tuple[int, int],
@@ -170,8 +191,7 @@ def scatter_rows(
     """
     grid = RowGrid(x, rows_shape)
     tail_shape = tuple(x.shape[grid.k :])
-    values = da.reshape(values, (values.shape[0], *tail_shape))
-    values = values.rechunk((values.chunks[0], *x.chunks[grid.k :]))
+    values = _laid_out(values, tail_shape, x.chunks[grid.k :])
     blocks = values.chunks[0]
     host = isinstance(rows, np.ndarray)
     if not host:

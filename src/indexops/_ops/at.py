@@ -234,7 +234,8 @@ class At:
 
     def __init__(self, x: Array, idx: Any = _NO_INDEX) -> None:
         self._x = np.asarray(x) if isinstance(x, np.generic) else x  # a 0-d array
-        self._idx = idx
+        # a tuple subclass (a named tuple, say) is the tuple of its items, as in NumPy
+        self._idx = tuple(idx) if type(idx) is not tuple and isinstance(idx, tuple) else idx
 
     def __getitem__(self, idx: Any) -> At:
         if self._idx is not _NO_INDEX:
@@ -439,7 +440,10 @@ class At:
         Parameters
         ----------
         y : array or Python scalar
-            The exponents. {options}
+            The exponents; none negative where ``x`` has a signed integer dtype (an
+            integer to a negative power is no integer): a named error, raised before
+            anything is written where the values are on the host (see the ``at`` guide).
+            {options}
 
         Examples
         --------
@@ -504,8 +508,9 @@ class At:
         Parameters
         ----------
         f : callable
-            ``f(old, new)``, elementwise on arrays of ``x``'s library; its result is cast
-            to ``x``'s dtype.
+            ``f(old, new)``, elementwise on arrays of ``x``'s library; its result must
+            be an array of the shape of ``old`` (a named error otherwise), and is cast to
+            ``x``'s dtype.
         y : array or Python scalar
             The second argument of ``f``. {options}
 
@@ -566,9 +571,13 @@ class At:
         as_flag(op, "indices_are_sorted", indices_are_sorted)
         unique_indices = as_flag(op, "unique_indices", unique_indices)
         updates = _updates(op, backend, x, y, plan.result_shape, update.negate)
+        if method == "power" and backend.has_kind(x.dtype, "signed integer"):
+            updates = _non_negative_exponents(op, backend, y, updates)
         computation = f if f is not None else update.computation
         if computation in _XP_COMBINERS:
             computation = backend.elementwise(_XP_COMBINERS[computation])
+        elif f is not None:  # checked on each call, its errors naming f
+            computation = resolve(op, backend.xp, f, name="f").fn
         own_key = lowering.updates_basic
         if own_key is not None:  # (index arrays: the core resolves the combiner)
             combiner = (
@@ -630,6 +639,8 @@ def _updates(
     if is_array(y):
         if type(y) is not type(x):
             backend_for(op, x=x, y=y)  # one library
+        if y.ndim > len(shape):
+            y = _without_leading_ones(backend, y, len(shape))
         if tuple(y.shape) != shape and not _broadcasts(tuple(y.shape), shape):
             raise value_error(
                 op, "y.shape", tuple(y.shape), f"a shape that broadcasts to x[idx]'s {shape}"
@@ -828,6 +839,46 @@ def _own_arithmetic(backend: Backend, dtype: Any, combiner: Combiner) -> bool:
     return backend.name not in _NARROW_UNSIGNED_ONLY or not (
         backend.has_kind(dtype, "unsigned integer") and backend.iinfo(dtype).bits > 8
     )
+
+
+_NON_NEGATIVE = (
+    "exponents of 0 or more for an integer x: an integer to a negative power is no "
+    "integer (NumPy refuses it; torch and JAX would write a wrong value); use a floating x"
+)
+
+
+def _non_negative_exponents(op: str, backend: Backend, y: Any, updates: Array) -> Array:
+    """``updates``, the exponents of ``power`` into a signed integer ``x``, checked: a
+    Python scalar when the call is made (everywhere), an array by one reduction where its
+    values are on the host (NumPy, torch on the CPU), both before anything is written.
+    Elsewhere a negative entry is reported the library's way (a torch device-side assert,
+    JAX's ``checkify``, an error when Dask computes) and the library's value is written."""
+    if not is_array(y):
+        if y < 0:
+            raise value_error(op, "y", y, _NON_NEGATIVE)
+        return updates
+    xp = backend.xp
+    if backend.values_on_host(updates):
+        if not backend.all_in_range(updates, int(backend.iinfo(updates.dtype).max)):
+            lowest = int(xp.min(updates))
+            raise value_error(op, "y", f"an array holding {lowest}", _NON_NEGATIVE)
+        return updates
+    negative = xp.reshape(updates < 0, (-1,))
+    backend.check_on_device(~xp.any(negative), f"{op}: y has a negative entry; {_NON_NEGATIVE}")
+
+    def error(position: int, value: int) -> Exception:
+        return value_error(op, f"y (entry {position} of x[idx])", value, _NON_NEGATIVE)
+
+    return backend.raise_lazily(updates, negative, xp.reshape(updates, (-1,)), error)
+
+
+def _without_leading_ones(backend: Backend, y: Array, rank: int) -> Array:
+    """``y`` without the leading dims of size 1 beyond ``rank``, which NumPy's assignment
+    drops (``x[:2] = ones((1, 1, 2))``); other leading dims stay (and fail to broadcast)."""
+    extra = y.ndim - rank
+    if any(n != 1 for n in y.shape[:extra]):
+        return y
+    return backend.reshape(y, tuple(y.shape[extra:]))
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:

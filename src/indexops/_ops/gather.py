@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._backends import Backend, backend_for, for_indices, is_array
-from .._errors import value_error
+from .._errors import type_error, value_error
 from .._execute.targets import (
     all_inside_on_host,
     clamp_columns,
@@ -99,7 +99,8 @@ def gather(
         integer dtypes, an int or real number for floats, True or False for bool (a 0-d
         array is checked by its dtype, its value is not read). Default: NaN for floats (the
         minimum for a float dtype without NaN, such as ``float4_e2m1fn``), the minimum for
-        signed integers, the maximum for unsigned integers, True for bool.
+        signed integers, the maximum for unsigned integers, True for bool; none for other
+        dtypes (NumPy's strings, objects, dates), which need a ``fill_value``.
 
     Returns
     -------
@@ -333,6 +334,14 @@ def _fill_scalar(backend: Backend, dtype: Any, fill_value: Any) -> Any:
         fill = check_scalar(OP, "fill_value", fill_value, backend, dtype)
         return backend.xp.astype(fill, dtype) if is_array(fill) else fill
     held = scalar_range(backend, dtype)
+    if held.kind is None:  # strings, objects, dates: NaN cast to them is no fill
+        raise type_error(
+            OP,
+            "fill_value",
+            None,
+            f"a value of the operand's dtype {dtype} for mode='fill': there is a default "
+            "for bool, integer, floating and complex dtypes only",
+        )
     if held.kind == "bool":
         return True
     if held.kind == "signed integer":

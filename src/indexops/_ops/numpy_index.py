@@ -39,6 +39,7 @@ from .._backends import Backend, ValuesUnknown, backend_for, is_array
 from .._errors import type_error, value_error
 from .._execute.targets import to_index
 from .._plan.cache import static_cache
+from .._plan.slices import directed_slice, positive_slice
 from .._typing import Array
 
 ALLOWED = (
@@ -139,18 +140,18 @@ def _classify(op: str, backend: Backend, x: Array, item: Any) -> tuple[Any, Arra
         return item, None
     if isinstance(item, slice):
         return SlicePart(
-            *(_slice_entry(op, item, v) for v in (item.start, item.stop, item.step))
+            *(_slice_entry(op, backend, x, item, v) for v in (item.start, item.stop, item.step))
         ), None
     if isinstance(item, (bool, np.bool_)):
         return BoolPart(bool(item)), None
     if isinstance(item, numbers.Integral):
         return IntPart(int(item)), None
-    if isinstance(item, (list, tuple)):
-        item = _sequence_array(op, backend, x, item)
+    if isinstance(item, (list, tuple, range)):
+        item = _sequence_array(op, backend, x, list(item) if type(item) is range else item)
         if isinstance(item, SequenceMask):
             return _MASK, item
     if not is_array(item):
-        raise type_error(op, "idx", _short(item), ALLOWED)
+        return IntPart(_index_of(op, item)), None
     if type(item) is not type(x):
         backend_for(op, x=x, idx=item)  # index arrays belong to x's library
     if backend.has_kind(item.dtype, "integral"):
@@ -160,14 +161,25 @@ def _classify(op: str, backend: Backend, x: Array, item: Any) -> tuple[Any, Arra
     raise type_error(op, "idx", f"an array of dtype {item.dtype}", ALLOWED)
 
 
-def _slice_entry(op: str, item: slice, value: Any) -> int | None:
+def _index_of(op: str, item: Any) -> int:
+    """An object that is no array but has ``__index__`` as the int it stands for (NumPy
+    takes such objects as ints); anything else is an error."""
+    try:
+        return operator.index(item)
+    except TypeError:
+        raise type_error(op, "idx", _short(item), ALLOWED) from None
+
+
+def _slice_entry(op: str, backend: Backend, x: Array, item: slice, value: Any) -> int | None:
     """A slice bound as an int: None, or anything with ``__index__`` but a bool (a NumPy
-    integer, a 0-d integer array whose value can be read)."""
+    integer, a 0-d integer array whose value can be read). As in NumPy, arrays of another
+    shape or dtype are refused, also where their library gives them an ``__index__``
+    (torch's and Dask's arrays of one element, torch's bools)."""
     if value is None:
         return None
     if type(value) is int:
         return value
-    if not isinstance(value, (bool, np.bool_)):
+    if not isinstance(value, (bool, np.bool_)) and _integer_scalar(op, backend, x, value):
         try:
             return operator.index(value)
         except Exception:  # a traced array raises its library's own error
@@ -179,6 +191,14 @@ def _slice_entry(op: str, item: slice, value: Any) -> int | None:
         "slices of ints, None or integers with __index__ (NumPy integers, 0-d integer "
         "arrays whose value is known when at is called)",
     )
+
+
+def _integer_scalar(op: str, backend: Backend, x: Array, value: Any) -> bool:
+    """Whether ``value`` is no array, or a 0-d array of an integer dtype."""
+    if not is_array(value):
+        return True
+    reader = backend if type(value) is type(x) else backend_for(op, idx=value)
+    return value.ndim == 0 and reader.has_kind(value.dtype, "integral")
 
 
 @dataclass(frozen=True)
@@ -560,7 +580,8 @@ class BasicIndex:
     """A basic index expression (ints, slices, ``None``, ``...``) as the library's own
     key: ``x[key]``, flipped along ``flips`` (result dims), is ``x[idx]``. ``flips`` holds
     the dims of slices with a negative step where the library takes none (torch): the key
-    has the same elements in increasing order."""
+    has the same elements in increasing order. The key's slices have in-range bounds and
+    steps (:mod:`indexops._plan.slices`): torch overflows on steps near ``2**63``."""
 
     key: tuple[Any, ...]
     flips: tuple[int, ...]
@@ -578,13 +599,12 @@ def basic_index(
         if part is None or isinstance(part, IntPart):
             key.append(part if part is None else part.value)
             continue
-        start, step, size = _slice_of(op, shape[dim], part)
-        if step > 0 or negative_steps:
-            key.append(slice(part.start, part.stop, part.step))
+        first, step, size = _slice_of(op, shape[dim], part)
+        if step > 0 or size <= 1 or negative_steps:
+            key.append(directed_slice(first, size, step))
             continue
         flips.append(sum(1 for k in key if not isinstance(k, int)))  # its result dim
-        first = start + step * (size - 1)  # the same elements, in increasing order
-        key.append(slice(first, first - step * size, -step) if size else slice(0, 0, 1))
+        key.append(positive_slice(first, size, step))  # the same elements, increasing
     return BasicIndex((*key, Ellipsis), tuple(flips))  # ...: a 0-d array, never a scalar
 
 

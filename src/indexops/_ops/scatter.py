@@ -93,12 +93,13 @@ def scatter(
         ``False`` (NumPy ``bool_`` scalars too, but no arrays: flags are static).
     update_computation : None, {"add", "mul", "min", "max"} or callable
         How an update meets the value there: ``None`` replaces; a callable ``f(old, new)``
-        works elementwise on arrays of the input's namespace. Named combiners need a
-        numeric dtype, ``"min"`` and ``"max"`` a real one. Duplicates resolve as if
-        the updates were applied one by one in row-major order of ``updates`` (float add
-        and mul may differ from that only by reassociation rounding). ``"min"`` and
-        ``"max"`` are IEEE-754 ``minimum`` and ``maximum`` (StableHLO) on every backend:
-        NaN propagates, and zeros of both signs give ``-0.0`` for min, ``+0.0`` for max.
+        works elementwise on arrays of the input's namespace (its result must be an array
+        of the shape of ``old``). Named combiners need a numeric dtype, ``"min"`` and
+        ``"max"`` a real one. Duplicates resolve as if the updates were applied one by
+        one in row-major order of ``updates`` (float add and mul may differ from that only
+        by reassociation rounding). ``"min"`` and ``"max"`` are IEEE-754 ``minimum`` and
+        ``maximum`` (StableHLO) on every backend: NaN propagates, and zeros of both signs
+        give ``-0.0`` for min, ``+0.0`` for max.
     mode : {"drop", "drop_window", "clip", "promise_in_bounds"} or jax.lax.GatherScatterMode
         Out of bounds: ``"drop"`` skips each update element whose target is outside
         ``input`` (the StableHLO spec); ``"drop_window"`` skips a whole window if any of it

@@ -24,6 +24,7 @@ from .._backends import Backend, backend_for
 from .._errors import type_error, value_error
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, int_tuples, signature
+from .._plan.slices import positive_slice
 from .._typing import Array
 from .._validate.arguments import index_ints, writes_in_place
 
@@ -164,7 +165,7 @@ def slice_plan(
     for axis, begin, end, stride in zip(axes, start, stop, step, strict=True):
         first, count = clamp(shape[axis], begin, end, stride)
         out_shape[axis] = count
-        index[axis] = _positive_slice(first, count, stride)
+        index[axis] = positive_slice(first, count, stride)
         if stride < 0 and count > 1:
             flips.append(axis)
     return SlicePlan(tuple(index), tuple(sorted(flips)), tuple(out_shape))
@@ -228,15 +229,6 @@ def clamp(dim: int, start: int, stop: int, step: int) -> tuple[int, int]:
 def _clip(value: int, low: int, high: int) -> int:
     """``min(max(value, low), high)``: the order matters when ``high < low`` (dim 0)."""
     return min(max(value, low), high)
-
-
-def _positive_slice(first: int, count: int, step: int) -> slice:
-    """The same indices as ``first, first + step, ...`` (count of them), with step > 0."""
-    if count == 0:
-        return slice(0, 0, 1)
-    low = first if step > 0 else first + (count - 1) * step
-    stride = abs(step)
-    return slice(low, low + (count - 1) * stride + 1, stride)
 
 
 def _execute(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import array_api_compat as compat
@@ -17,18 +18,32 @@ from .._typing import Array
 INDEX_FORMS = "a 1-D integer array, or a sequence of ints or 0-d integer arrays"
 
 
+SEQUENCE_OF_INTS = (
+    "a sequence of ints (a tuple, list, range or 1-D integer array; a set or a dict has no "
+    "order to read, an iterator is used up by reading)"
+)
+
+
 def as_tuple(op: str, name: str, value: Any) -> tuple[int, ...]:
     """A sequence of Python ints (the attribute form of StableHLO's 1-D si64 constants)."""
     if type(value) is tuple and all(type(item) is int for item in value):
         return value  # the common case, kept cheap: ops are called in inner loops
-    try:
-        items = tuple(value)
-    except TypeError:
-        raise type_error(op, name, value, "a sequence of ints") from None
+    if not is_sequence(value):
+        raise type_error(op, name, value, SEQUENCE_OF_INTS)
+    items = tuple(value)
     for item in items:
         if isinstance(item, bool) or not hasattr(item, "__index__"):
-            raise type_error(op, name, value, "a sequence of ints")
+            raise type_error(op, name, value, SEQUENCE_OF_INTS)
     return tuple(int(item.__index__()) for item in items)
+
+
+def is_sequence(value: Any) -> bool:
+    """Whether ``value`` is an ordered sequence to read attributes from: a ``Sequence``
+    other than text, or an array. Sets and dicts iterate in an order of their own, and an
+    iterator is used up by one reading."""
+    if isinstance(value, Sequence):
+        return not isinstance(value, (str, bytes))
+    return is_array(value)
 
 
 def as_int(op: str, name: str, value: Any) -> int:
@@ -68,7 +83,7 @@ def index_items(op: str, name: str, value: Any) -> tuple[Any, ...] | Array:
             raise value_error(op, f"{name}.shape", tuple(value.shape), INDEX_FORMS)
         check_integer_array(op, name, value)
         return value
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+    if not is_sequence(value):
         raise type_error(op, name, value, INDEX_FORMS)
     return tuple(_index_item(op, name, value, item) for item in value)
 

@@ -54,23 +54,64 @@ class Combiner:
 REPLACE = Combiner(None, None)
 
 
-def resolve(op: str, xp: ModuleType, update_computation: Any) -> Combiner:
-    """Turn the user's ``update_computation`` into a :class:`Combiner`."""
+def resolve(
+    op: str, xp: ModuleType, update_computation: Any, name: str = "update_computation"
+) -> Combiner:
+    """Turn the user's ``update_computation`` (argument ``name`` of ``op``) into a
+    :class:`Combiner`; a callable that is no named combiner is checked on each call
+    (:class:`Elementwise`)."""
     if update_computation is None or update_computation == "replace":
         return REPLACE
     if isinstance(update_computation, str):
         try:
             update_computation = Named(update_computation)
         except ValueError:
-            raise value_error(op, "update_computation", update_computation, _ALLOWED) from None
+            raise value_error(op, name, update_computation, _ALLOWED) from None
     if isinstance(update_computation, Named):
         return Combiner(update_computation, named_function(xp, update_computation))
+    if isinstance(update_computation, Elementwise):
+        return Combiner(None, update_computation)
     if not callable(update_computation):
-        raise type_error(op, "update_computation", update_computation, _ALLOWED)
+        raise type_error(op, name, update_computation, _ALLOWED)
     named = _recognised(xp, update_computation)
     if named in (Named.MIN, Named.MAX):  # builtins min/max are not elementwise
         return Combiner(named, named_function(xp, named))
-    return Combiner(named, update_computation)
+    if named is not None:
+        return Combiner(named, update_computation)
+    return Combiner(None, Elementwise(op, name, update_computation))
+
+
+class Elementwise:
+    """A user's ``fn(old, new)``, whose result must be an array of the shape of ``old``
+    (``new`` has that shape too): anything else is a named error raised before the
+    result is written, instead of the library's own error (or a silent broadcast) where
+    the result is written."""
+
+    __slots__ = ("fn", "name", "op")
+
+    def __init__(self, op: str, name: str, fn: Callable[[Array, Array], Array]) -> None:
+        self.op, self.name, self.fn = op, name, fn
+
+    def __call__(self, old: Array, new: Array) -> Array:
+        result = self.fn(old, new)
+        shape = getattr(result, "shape", None)
+        if shape is None or not hasattr(result, "dtype"):
+            raise type_error(
+                self.op,
+                self.name,
+                self.fn,
+                f"a function f(old, new) that returns an array (of old's library and shape "
+                f"{tuple(old.shape)}); it returned a {type(result).__name__}",
+            )
+        if tuple(shape) != tuple(old.shape):
+            raise value_error(
+                self.op,
+                self.name,
+                self.fn,
+                "a function f(old, new) that works elementwise: its result must have the "
+                f"shape of old, {tuple(old.shape)}; it returned one of shape {tuple(shape)}",
+            )
+        return result
 
 
 def named_function(xp: ModuleType, how: Named) -> Callable[[Array, Array], Array]:
