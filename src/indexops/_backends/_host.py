@@ -4,6 +4,10 @@ reduction costs less than a torch call on small index arrays)."""
 
 from __future__ import annotations
 
+import contextvars
+import functools
+from types import ModuleType
+
 import numpy as np
 
 from .._typing import Array
@@ -97,3 +101,28 @@ def zero_rows(x: np.ndarray) -> np.ndarray | None:
         if zero.any():
             found.append(start + np.unique(np.flatnonzero(zero) // width))
     return np.concatenate(found) if found else None
+
+
+# -- compiled kernels ------------------------------------------------------------------------
+
+# True within indexops._testing.without_kernels(): the backends take their other paths
+KERNELS_OFF: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "indexops_kernels_off", default=False
+)
+
+
+def kernels() -> ModuleType | None:
+    """The compiled host kernels (``_backends/_kernels.py``), or ``None`` where numba is
+    not installed or fails to import (then every call takes the paths it takes without
+    it), and within the test hook ``without_kernels()``."""
+    return None if KERNELS_OFF.get() else _imported_kernels()
+
+
+@functools.cache
+def _imported_kernels() -> ModuleType | None:
+    """The kernel module, imported (with numba) on first use; ``None`` where that fails."""
+    try:
+        from . import _kernels
+    except Exception:  # ImportError, or numba refusing this NumPy or platform its own way
+        return None
+    return _kernels

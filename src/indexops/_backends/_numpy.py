@@ -15,7 +15,7 @@ from .._plan.cache import static_cache
 from .._typing import Array
 from .._validate.combiners import Named
 from ._base import NativeScatter, repeats_elements
-from ._host import all_in_range, count_distinct, holds_zero, rows_increase, zero_rows
+from ._host import all_in_range, count_distinct, holds_zero, kernels, rows_increase, zero_rows
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 
@@ -60,6 +60,13 @@ _RUN_TAIL_ELEMENTS = 2**12
 # more than it saves; benchmarks/HISTORY.md, "Thresholds of the host paths")
 _SUM_MIN_WIDTH = 32
 _MIN_MAX_RUNS_MIN_ELEMENTS = 2**18
+
+
+# The compiled kernels (_kernels.py, with numba) run element gathers of at least this many
+# elements and row writes of at least this many updated elements: below, NumPy's own calls
+# cost less than the kernel's fixed cost (benchmarks/README.md, "Compiled kernels")
+_KERNEL_GATHER_MIN_ELEMENTS = 2**10
+_KERNEL_ROWS_MIN_ELEMENTS = 2**10
 
 
 class NumpyBackend(NativeScatter):
@@ -147,7 +154,18 @@ class NumpyBackend(NativeScatter):
         ``np.take_along_axis``'s fancy index), block by block along the leading dim, else
         ``np.take_along_axis``. Guards: both
         raise for an element outside ``x``; an entry outside its dim (a broken promise)
-        reads another element of ``x``, never past it."""
+        reads another element of ``x``, never past it. From
+        :data:`_KERNEL_GATHER_MIN_ELEMENTS`, the compiled kernel: one pass, each index
+        checked against its dim (an :class:`IndexError` for one outside)."""
+        taken = _kernel_take(x, indices, axis, wrap=False)
+        if taken is not None:
+            result, bad = taken
+            if bad >= 0:
+                value = indices.reshape(-1)[bad]
+                raise IndexError(
+                    f"index {value} is out of bounds for axis {axis} with size {x.shape[axis]}"
+                )
+            return result
         if not x.flags.c_contiguous:
             return np.take_along_axis(x, indices, axis)
         strides = [math.prod(x.shape[d + 1 :]) for d in range(x.ndim)]
@@ -168,6 +186,41 @@ class NumpyBackend(NativeScatter):
             shift = offsets[part] if offsets.shape[0] > 1 else offsets
             result[part] = np.take(flat, _flat_numbers(indices[part], strides[axis], shift))
         return result
+
+    def take_along_axis_inside(self, x: Array, indices: Array, axis: int) -> Array | None:
+        """The compiled kernel where it runs (it stops at the first index outside), else
+        one reduction and :meth:`take_along_axis`."""
+        taken = _kernel_take(x, indices, axis, wrap=False)
+        if taken is None:
+            return super().take_along_axis_inside(x, indices, axis)
+        result, bad = taken
+        return None if bad >= 0 else result
+
+    def take_along_axis_clipped(self, x: Array, indices: Array, axis: int) -> Array:
+        """The compiled kernel, which clips as it reads, where it runs."""
+        taken = _kernel_take(x, indices, axis, wrap=False, outside="clip")
+        return super().take_along_axis_clipped(x, indices, axis) if taken is None else taken[0]
+
+    def take_along_axis_filled(self, x: Array, indices: Array, axis: int, fill: Any) -> Array:
+        """The compiled kernel, which reads ``fill`` for an entry outside, where it runs."""
+        taken = _kernel_take(x, indices, axis, wrap=False, outside="fill", fill=fill)
+        if taken is None:
+            return super().take_along_axis_filled(x, indices, axis, fill)
+        return taken[0]
+
+    def take_along_axis_wrapped(
+        self, x: Array, indices: Array, axis: int
+    ) -> tuple[Array, int] | None:
+        return _kernel_take(x, indices, axis, wrap=True)
+
+    def apply_rows_in_order(
+        self, table: Array, rows: Array, values: Array, how: Named | None
+    ) -> Array | None:
+        """The compiled kernel, from :data:`_KERNEL_ROWS_MIN_ELEMENTS` updated elements."""
+        if rows.shape[0] * table.shape[1] < _KERNEL_ROWS_MIN_ELEMENTS:
+            return None
+        compiled = kernels()
+        return None if compiled is None else compiled.apply_rows(table, rows, values, how)
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
         # guards: fancy assignment checks each row, and copies values that overlap table
@@ -222,6 +275,20 @@ class NumpyBackend(NativeScatter):
             elements = rows[start : start + chunk, None] * width + columns
             ufunc.at(flat, elements.reshape(-1), _as_elements(values[start : start + chunk], pair))
         return table
+
+
+def _kernel_take(
+    x: Array, indices: Array, axis: int, *, wrap: bool, outside: str = "stop", fill: Any = None
+) -> tuple[Array, int] | None:
+    """The compiled element gather where it runs (from :data:`_KERNEL_GATHER_MIN_ELEMENTS`
+    indices, with numba importable, on arrays it takes): the result, and the flat
+    position of the first index outside where ``outside`` is ``"stop"`` (else -1)."""
+    if indices.size < _KERNEL_GATHER_MIN_ELEMENTS:
+        return None
+    compiled = kernels()
+    if compiled is None:
+        return None
+    return compiled.take_along_axis(x, indices, axis, wrap=wrap, outside=outside, fill=fill)
 
 
 @static_cache(maxsize=64)
