@@ -84,6 +84,7 @@ ROUTES = {
     ),
     # where numba is installed
     "numpy kernels": ("compiled rows", "compiled element gather"),
+    "torch kernels": ("compiled rows", "compiled element gather"),
     "torch": (
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
@@ -243,10 +244,10 @@ def rows_with(bad: tuple[int, ...], index_dtype: str, n: int, k: int, seed: int)
 
 def spy_kernels(routes: collections.Counter[str]) -> None:
     """The compiled kernels from the first element on, counted where they ran."""
-    from indexops._backends import _host, _numpy
+    from indexops._backends import _host
 
     compiled = _host.kernels()
-    _numpy._KERNEL_ROWS_MIN_ELEMENTS = _numpy._KERNEL_GATHER_MIN_ELEMENTS = 0
+    _host.KERNEL_MIN_ELEMENTS = 0
     for name, route in (
         ("apply_rows", "compiled rows"),
         ("take_along_axis", "compiled element gather"),
@@ -431,10 +432,17 @@ def main(library: str) -> None:
     else:
         import torch
 
+        from indexops._backends._host import kernels
+        from indexops._testing import without_kernels
+
         spy_torch(sweep.routes)
         torch.set_num_threads(1)  # torch's gather through NumPy's take
-        sweep_numpy_like(sweep, torch.from_numpy)
-        torch_bitmap_case(sweep)
+        with without_kernels():
+            sweep_numpy_like(sweep, torch.from_numpy)
+            torch_bitmap_case(sweep)
+        if kernels() is not None:
+            spy_kernels(sweep.routes)
+            sweep_numpy_like(sweep, torch.from_numpy, KERNEL_DTYPES)
     print(json.dumps(sweep.report()))
 
 

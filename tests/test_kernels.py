@@ -1,7 +1,7 @@
 """The compiled host kernels (numba, the ``fast`` extra) against the generic path and the
 StableHLO and ONNX transcriptions.
 
-The kernels run from a size (``_numpy._KERNEL_*_MIN_ELEMENTS``); the tests set it to 0 so
+The kernels run from a size (``_host.KERNEL_MIN_ELEMENTS``); the tests set it to 0 so
 that small arrays take them, and spy on the kernel module to check that they ran. Few
 dtypes are drawn on purpose: each kernel compiles once per dtype (a fraction of a second,
 cached on disk), and every dtype family (integers that wrap, IEEE floats, bits moved as
@@ -28,7 +28,7 @@ from test_host_fast_paths import assert_bits_equal, values_of
 
 import indexops
 from indexops import onnx
-from indexops._backends import _host, _numpy
+from indexops._backends import _host
 from indexops._execute import rows as rows_module
 from indexops._testing import generic_only, without_kernels
 from indexops._validate.combiners import Named
@@ -50,8 +50,7 @@ ELEMENT_GATHER = {
 def ran(monkeypatch):
     """Kernels from the first element on; the list of the kernels that ran (a wrapper
     that returns ``None`` declined the arrays)."""
-    monkeypatch.setattr(_numpy, "_KERNEL_ROWS_MIN_ELEMENTS", 0)
-    monkeypatch.setattr(_numpy, "_KERNEL_GATHER_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
     calls: list[str] = []
     for name in ("apply_rows", "take_along_axis"):
         run = getattr(kernels, name)
@@ -282,8 +281,7 @@ class _BrokenNumba:
 def test_without_numba_the_other_paths_give_the_same_results(numba_missing, monkeypatch, how):
     if how == "broken":
         monkeypatch.setitem(sys.modules, "numba", _BrokenNumba())
-    monkeypatch.setattr(_numpy, "_KERNEL_ROWS_MIN_ELEMENTS", 0)
-    monkeypatch.setattr(_numpy, "_KERNEL_GATHER_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
     assert _host.kernels() is None
     rng = np.random.default_rng(4)
     operand, rows = rng.random((6, 3)), rng.integers(0, 6, (20, 1))
@@ -304,3 +302,66 @@ def test_without_kernels_hook_holds_in_its_thread_only():
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             assert pool.submit(_host.kernels).result() is kernels
     assert _host.kernels() is kernels
+
+
+# -- torch on the CPU: the kernels on NumPy views of the tensors' memory ---------------------
+
+TORCH = pytest.mark.backends("torch")
+
+
+@TORCH
+@pytest.mark.parametrize("how", COMBINERS)
+def test_torch_rows_take_the_kernel_and_give_numpy_results(ran, how):
+    import torch
+
+    rng = np.random.default_rng(5)
+    operand, rows = values_of(rng, (6, 3), "float32"), rng.integers(0, 6, (30, 1))
+    updates = values_of(rng, (30, 3), "float32")
+    result = scatter_rows(*(torch.from_numpy(a) for a in (operand, rows, updates)), how)
+    assert type(result) is torch.Tensor and ran == ["apply_rows"]
+    with without_kernels():
+        expected = scatter_rows(operand, rows, updates, how)
+    assert_bits_equal(result.numpy(), expected)
+
+
+@TORCH
+def test_torch_onnx_gather_elements_takes_the_kernel(ran):
+    import torch
+
+    rng = np.random.default_rng(6)
+    data, indices = rng.random((5, 7)).astype(np.float32), rng.integers(-7, 7, (5, 4))
+    result = onnx.gather_elements(torch.from_numpy(data), torch.from_numpy(indices), axis=1)
+    assert type(result) is torch.Tensor and ran == ["take_along_axis"]
+    np.testing.assert_array_equal(result.numpy(), onnx_ops.gather_elements(data, indices, 1))
+
+
+@TORCH
+def test_torch_kernels_keep_autograd(ran):
+    """Tensors that require grad keep torch's own ops (the gradient flows); an in-place
+    kernel write counts as torch's own in-place ops count theirs, so a backward that
+    needs the values before it fails as it would after ``index_add_``."""
+    import torch
+
+    rows = torch.tensor([[0], [2], [0]])
+    updates = torch.ones(3, 2, requires_grad=True)
+    result = scatter_rows(torch.zeros(4, 2), rows, updates, "add")
+    result.sum().backward()
+    assert ran == [] and torch.equal(updates.grad, torch.ones(3, 2))
+    x, weight = torch.zeros(4, 2), torch.ones(4, 2, requires_grad=True)
+    saved = (x * weight).sum()  # x is saved for the gradient of weight
+    version = x._version
+    scatter_rows(x, rows, torch.ones(3, 2), "add", copy=False)
+    assert ran == ["apply_rows"] and x._version > version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        saved.backward()
+
+
+@TORCH
+def test_torch_kernels_in_inference_mode(ran):
+    import torch
+
+    with torch.inference_mode():
+        x = torch.zeros(4, 2)
+        written = scatter_rows(x, torch.tensor([[1], [1]]), torch.ones(2, 2), "add", copy=False)
+    assert written is x and ran == ["apply_rows"]
+    np.testing.assert_array_equal(x.numpy(), [[0, 0], [2, 2], [0, 0], [0, 0]])

@@ -110,12 +110,24 @@ KERNELS_OFF: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "indexops_kernels_off", default=False
 )
 
+# The kernels run element gathers and row writes of at least this many elements (read, or
+# updated). They cost less than NumPy's and torch's own calls from a few dozen elements
+# on (benchmarks/README.md, "Compiled kernels"), but a first call imports numba (0.3-0.5 s)
+# and loads or compiles its loop: small calls keep the library's own calls.
+KERNEL_MIN_ELEMENTS = 2**10
+
 
 def kernels() -> ModuleType | None:
     """The compiled host kernels (``_backends/_kernels.py``), or ``None`` where numba is
     not installed or fails to import (then every call takes the paths it takes without
     it), and within the test hook ``without_kernels()``."""
     return None if KERNELS_OFF.get() else _imported_kernels()
+
+
+def kernels_for(elements: int) -> ModuleType | None:
+    """:func:`kernels` for work of ``elements`` elements; ``None`` below
+    :data:`KERNEL_MIN_ELEMENTS`."""
+    return kernels() if elements >= KERNEL_MIN_ELEMENTS else None
 
 
 @functools.cache

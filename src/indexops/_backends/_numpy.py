@@ -15,7 +15,14 @@ from .._plan.cache import static_cache
 from .._typing import Array
 from .._validate.combiners import Named
 from ._base import NativeScatter, repeats_elements
-from ._host import all_in_range, count_distinct, holds_zero, kernels, rows_increase, zero_rows
+from ._host import (
+    all_in_range,
+    count_distinct,
+    holds_zero,
+    kernels_for,
+    rows_increase,
+    zero_rows,
+)
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 
@@ -60,13 +67,6 @@ _RUN_TAIL_ELEMENTS = 2**12
 # more than it saves; benchmarks/HISTORY.md, "Thresholds of the host paths")
 _SUM_MIN_WIDTH = 32
 _MIN_MAX_RUNS_MIN_ELEMENTS = 2**18
-
-
-# The compiled kernels (_kernels.py, with numba) run element gathers of at least this many
-# elements and row writes of at least this many updated elements: below, NumPy's own calls
-# cost less than the kernel's fixed cost (benchmarks/README.md, "Compiled kernels")
-_KERNEL_GATHER_MIN_ELEMENTS = 2**10
-_KERNEL_ROWS_MIN_ELEMENTS = 2**10
 
 
 class NumpyBackend(NativeScatter):
@@ -154,9 +154,9 @@ class NumpyBackend(NativeScatter):
         ``np.take_along_axis``'s fancy index), block by block along the leading dim, else
         ``np.take_along_axis``. Guards: both
         raise for an element outside ``x``; an entry outside its dim (a broken promise)
-        reads another element of ``x``, never past it. From
-        :data:`_KERNEL_GATHER_MIN_ELEMENTS`, the compiled kernel: one pass, each index
-        checked against its dim (an :class:`IndexError` for one outside)."""
+        reads another element of ``x``, never past it. Where it runs (``_host.kernels_for``),
+        the compiled kernel: one pass, each index checked against its dim (an
+        :class:`IndexError` for one outside)."""
         taken = _kernel_take(x, indices, axis, wrap=False)
         if taken is not None:
             result, bad = taken
@@ -216,10 +216,8 @@ class NumpyBackend(NativeScatter):
     def apply_rows_in_order(
         self, table: Array, rows: Array, values: Array, how: Named | None
     ) -> Array | None:
-        """The compiled kernel, from :data:`_KERNEL_ROWS_MIN_ELEMENTS` updated elements."""
-        if rows.shape[0] * table.shape[1] < _KERNEL_ROWS_MIN_ELEMENTS:
-            return None
-        compiled = kernels()
+        """The compiled kernel, where it runs (``_host.kernels_for``)."""
+        compiled = kernels_for(rows.shape[0] * table.shape[1])
         return None if compiled is None else compiled.apply_rows(table, rows, values, how)
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
@@ -280,12 +278,10 @@ class NumpyBackend(NativeScatter):
 def _kernel_take(
     x: Array, indices: Array, axis: int, *, wrap: bool, outside: str = "stop", fill: Any = None
 ) -> tuple[Array, int] | None:
-    """The compiled element gather where it runs (from :data:`_KERNEL_GATHER_MIN_ELEMENTS`
-    indices, with numba importable, on arrays it takes): the result, and the flat
-    position of the first index outside where ``outside`` is ``"stop"`` (else -1)."""
-    if indices.size < _KERNEL_GATHER_MIN_ELEMENTS:
-        return None
-    compiled = kernels()
+    """The compiled element gather where it runs (``_host.kernels_for``, on arrays it
+    takes): the result, and the flat position of the first index outside where
+    ``outside`` is ``"stop"`` (else -1)."""
+    compiled = kernels_for(indices.size)
     if compiled is None:
         return None
     return compiled.take_along_axis(x, indices, axis, wrap=wrap, outside=outside, fill=fill)

@@ -25,6 +25,7 @@ from ._host import (
     all_in_range,
     count_distinct,
     holds_zero,
+    kernels_for,
     list_in_range,
     rows_increase,
     zero_rows,
@@ -260,6 +261,30 @@ class TorchBackend(NativeScatter):
         bitmap = torch.zeros(n, dtype=torch.bool, device=rows.device).index_fill_(0, rows, True)
         return int(torch.count_nonzero(bitmap))
 
+    def apply_rows_in_order(
+        self, table: Array, rows: Array, values: Array, how: Named | None
+    ) -> Array | None:
+        """The compiled kernel on NumPy views of the same memory (:func:`_host_views`),
+        where it runs; the write is counted for autograd as torch's own in-place ops
+        count theirs."""
+        compiled = kernels_for(rows.shape[0] * table.shape[1])
+        views = None if compiled is None else _host_views(self, table, rows, values)
+        if compiled is None or views is None or compiled.apply_rows(*views, how) is None:
+            return None
+        torch.autograd.graph.increment_version(table)
+        return table
+
+    def take_along_axis_wrapped(
+        self, x: Array, indices: Array, axis: int
+    ) -> tuple[Array, int] | None:
+        """The compiled kernel on NumPy views of the same memory, where it runs."""
+        compiled = kernels_for(math.prod(indices.shape))
+        views = None if compiled is None else _host_views(self, x, indices)
+        if compiled is None or views is None:
+            return None
+        taken = compiled.take_along_axis(*views, axis, wrap=True, outside="stop")
+        return None if taken is None else (torch.from_numpy(taken[0]), taken[1])
+
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
         signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
         if signed is not None:
@@ -369,6 +394,20 @@ def _device_loop(count: Array, body: Callable[[Array, int | Array], Array], stat
 
     start = torch.zeros((), dtype=count.dtype, device=count.device)
     return torch.while_loop(more, one_pass, (start, state))[1]
+
+
+def _host_views(backend: TorchBackend, *tensors: Array) -> list[np.ndarray] | None:
+    """NumPy views of the memory of ``tensors`` for the compiled kernels, where autograd,
+    tracing and inference mode allow it: CPU tensors whose values are on the host (eager,
+    plain ``torch.Tensor``), none of them requiring grad (a kernel's result would carry
+    no gradient); ``None`` otherwise, or where NumPy has no view (bfloat16, a tensor with
+    its conjugate bit set)."""
+    if not all(backend.values_on_host(t) and not t.requires_grad for t in tensors):
+        return None
+    try:
+        return [t.numpy() for t in tensors]
+    except (TypeError, RuntimeError):
+        return None
 
 
 def _leaf_or_view_of_one(x: Array) -> bool:
