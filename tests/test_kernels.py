@@ -365,3 +365,28 @@ def test_torch_kernels_in_inference_mode(ran):
         written = scatter_rows(x, torch.tensor([[1], [1]]), torch.ones(2, 2), "add", copy=False)
     assert written is x and ran == ["apply_rows"]
     np.testing.assert_array_equal(x.numpy(), [[0, 0], [2, 2], [0, 0], [0, 0]])
+
+
+@TORCH
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+def test_torch_element_gather_takes_the_kernel_unless_grad_is_needed(ran, mode):
+    import torch
+
+    rng = np.random.default_rng(7)
+    operand = rng.random((6, 5)).astype(np.float32)
+    low, high = (0, 5) if mode == "promise_in_bounds" else (-3, 8)
+    indices = rng.integers(low, high, size=(6, 4, 1))
+    expected = gather_reference.gather(operand, indices, **ELEMENT_GATHER, mode=mode)
+    result = indexops.gather(
+        torch.from_numpy(operand), torch.from_numpy(indices), **ELEMENT_GATHER, mode=mode
+    )
+    assert type(result) is torch.Tensor and ran == ["take_along_axis"]
+    np.testing.assert_array_equal(result.numpy(), expected)
+    x = torch.from_numpy(operand).requires_grad_()
+    indexops.gather(x, torch.from_numpy(indices), **ELEMENT_GATHER, mode=mode).sum().backward()
+    assert ran == ["take_along_axis"]  # torch's own gather: each read gets its gradient
+    counts = np.zeros_like(operand)
+    for row, columns in enumerate(indices[..., 0]):
+        read = columns if mode != "fill" else columns[(columns >= 0) & (columns < 5)]
+        np.add.at(counts[row], np.clip(read, 0, 4), 1)
+    np.testing.assert_array_equal(x.grad.numpy(), counts)

@@ -14,15 +14,8 @@ from .._errors import type_error
 from .._plan.cache import static_cache
 from .._typing import Array
 from .._validate.combiners import Named
-from ._base import NativeScatter, repeats_elements
-from ._host import (
-    all_in_range,
-    count_distinct,
-    holds_zero,
-    kernels_for,
-    rows_increase,
-    zero_rows,
-)
+from ._base import repeats_elements
+from ._host import HostKernels, all_in_range, count_distinct, holds_zero, rows_increase, zero_rows
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 
@@ -69,7 +62,7 @@ _SUM_MIN_WIDTH = 32
 _MIN_MAX_RUNS_MIN_ELEMENTS = 2**18
 
 
-class NumpyBackend(NativeScatter):
+class NumpyBackend(HostKernels):
     name = "numpy"
     gathers_elements = True
 
@@ -149,23 +142,12 @@ class NumpyBackend(NativeScatter):
         # 2 us of the 5 of an 8-row gather)
         return np.take(table, rows, axis=0, mode="clip")
 
-    def take_along_axis(self, x: Array, indices: Array, axis: int) -> Array:
+    def take_along_axis_natively(self, x: Array, indices: Array, axis: int) -> Array:
         """``take`` of the flat element numbers of a C-contiguous ``x`` (faster than
         ``np.take_along_axis``'s fancy index), block by block along the leading dim, else
         ``np.take_along_axis``. Guards: both
         raise for an element outside ``x``; an entry outside its dim (a broken promise)
-        reads another element of ``x``, never past it. Where it runs (``_host.kernels_for``),
-        the compiled kernel: one pass, each index checked against its dim (an
-        :class:`IndexError` for one outside)."""
-        taken = _kernel_take(x, indices, axis, wrap=False)
-        if taken is not None:
-            result, bad = taken
-            if bad >= 0:
-                value = indices.reshape(-1)[bad]
-                raise IndexError(
-                    f"index {value} is out of bounds for axis {axis} with size {x.shape[axis]}"
-                )
-            return result
+        reads another element of ``x``, never past it."""
         if not x.flags.c_contiguous:
             return np.take_along_axis(x, indices, axis)
         strides = [math.prod(x.shape[d + 1 :]) for d in range(x.ndim)]
@@ -186,39 +168,6 @@ class NumpyBackend(NativeScatter):
             shift = offsets[part] if offsets.shape[0] > 1 else offsets
             result[part] = np.take(flat, _flat_numbers(indices[part], strides[axis], shift))
         return result
-
-    def take_along_axis_inside(self, x: Array, indices: Array, axis: int) -> Array | None:
-        """The compiled kernel where it runs (it stops at the first index outside), else
-        one reduction and :meth:`take_along_axis`."""
-        taken = _kernel_take(x, indices, axis, wrap=False)
-        if taken is None:
-            return super().take_along_axis_inside(x, indices, axis)
-        result, bad = taken
-        return None if bad >= 0 else result
-
-    def take_along_axis_clipped(self, x: Array, indices: Array, axis: int) -> Array:
-        """The compiled kernel, which clips as it reads, where it runs."""
-        taken = _kernel_take(x, indices, axis, wrap=False, outside="clip")
-        return super().take_along_axis_clipped(x, indices, axis) if taken is None else taken[0]
-
-    def take_along_axis_filled(self, x: Array, indices: Array, axis: int, fill: Any) -> Array:
-        """The compiled kernel, which reads ``fill`` for an entry outside, where it runs."""
-        taken = _kernel_take(x, indices, axis, wrap=False, outside="fill", fill=fill)
-        if taken is None:
-            return super().take_along_axis_filled(x, indices, axis, fill)
-        return taken[0]
-
-    def take_along_axis_wrapped(
-        self, x: Array, indices: Array, axis: int
-    ) -> tuple[Array, int] | None:
-        return _kernel_take(x, indices, axis, wrap=True)
-
-    def apply_rows_in_order(
-        self, table: Array, rows: Array, values: Array, how: Named | None
-    ) -> Array | None:
-        """The compiled kernel, where it runs (``_host.kernels_for``)."""
-        compiled = kernels_for(rows.shape[0] * table.shape[1])
-        return None if compiled is None else compiled.apply_rows(table, rows, values, how)
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
         # guards: fancy assignment checks each row, and copies values that overlap table
@@ -273,18 +222,6 @@ class NumpyBackend(NativeScatter):
             elements = rows[start : start + chunk, None] * width + columns
             ufunc.at(flat, elements.reshape(-1), _as_elements(values[start : start + chunk], pair))
         return table
-
-
-def _kernel_take(
-    x: Array, indices: Array, axis: int, *, wrap: bool, outside: str = "stop", fill: Any = None
-) -> tuple[Array, int] | None:
-    """The compiled element gather where it runs (``_host.kernels_for``, on arrays it
-    takes): the result, and the flat position of the first index outside where
-    ``outside`` is ``"stop"`` (else -1)."""
-    compiled = kernels_for(indices.size)
-    if compiled is None:
-        return None
-    return compiled.take_along_axis(x, indices, axis, wrap=wrap, outside=outside, fill=fill)
 
 
 @static_cache(maxsize=64)

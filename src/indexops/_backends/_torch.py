@@ -18,14 +18,14 @@ import torch
 
 from .._typing import Array
 from .._validate.combiners import Named
-from ._base import NativeScatter, ValuesUnknown, repeats_elements
+from ._base import ValuesUnknown, repeats_elements
 from ._host import (
     INCREASE_MIN_ROWS,
     LIST_ENTRIES,
+    HostKernels,
     all_in_range,
     count_distinct,
     holds_zero,
-    kernels_for,
     list_in_range,
     rows_increase,
     zero_rows,
@@ -57,7 +57,7 @@ PARALLEL_GRAIN_ELEMENTS = 2**15
 NUMPY_ALLOCATED_MIN_BYTES = 2**25
 
 
-class TorchBackend(NativeScatter):
+class TorchBackend(HostKernels):
     name = "torch"
     gathers_elements = True
     scatters_elements = True
@@ -95,6 +95,27 @@ class TorchBackend(NativeScatter):
         if torch_is_compiling():  # Dynamo cannot read storage pointers; a reshape of a
             return a.is_contiguous() and b.is_contiguous()  # contiguous tensor is a view
         return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+
+    def host_arrays(self, *arrays: Array) -> list[np.ndarray] | None:
+        """NumPy views of the tensors' memory where autograd, tracing and inference mode
+        allow the kernels to use them: CPU tensors whose values are on the host (eager,
+        plain ``torch.Tensor``), none requiring grad (a kernel's result would carry no
+        gradient); ``None`` otherwise, or where NumPy has no view (bfloat16, a tensor
+        with its conjugate bit set)."""
+        if not all(self.values_on_host(t) and not t.requires_grad for t in arrays):
+            return None
+        try:
+            return [t.numpy() for t in arrays]
+        except (TypeError, RuntimeError):
+            return None
+
+    def from_host(self, x: np.ndarray) -> Array:
+        return torch.from_numpy(x)
+
+    def written_on_host(self, x: Array) -> None:
+        """Count the write in the tensor's version, as torch's own in-place ops do, so
+        that autograd refuses a backward that needs the values from before it."""
+        torch.autograd.graph.increment_version(x)
 
     def _values_on_host(self, x: Array) -> bool:
         return (
@@ -223,7 +244,7 @@ class TorchBackend(NativeScatter):
         )
         return x if in_place else written.view(x.dtype)
 
-    def take_along_axis(self, x: Array, indices: Array, axis: int) -> Array:
+    def take_along_axis_natively(self, x: Array, indices: Array, axis: int) -> Array:
         """``torch.gather`` (guard: it checks every index, on a GPU by a device-side
         assert)."""
         signed = _SIGNED_OF_UNSIGNED.get(x.dtype)
@@ -232,11 +253,12 @@ class TorchBackend(NativeScatter):
         return torch.gather(x, axis, indices)
 
     def take_along_axis_inside(self, x: Array, indices: Array, axis: int) -> Array | None:
-        """``torch.gather`` at once: on the CPU it raises before it reads an entry outside
-        (negative ones included), which spares the reduction over the indices."""
+        """:meth:`take_along_axis` at once: on the CPU ``torch.gather`` raises before it
+        reads an entry outside (negative ones included), and so does the kernel, which
+        spares the reduction over the indices."""
         try:
             return self.take_along_axis(x, indices, axis)
-        except RuntimeError:  # an entry outside: the caller clamps
+        except (RuntimeError, IndexError):  # an entry outside: the caller clamps
             return None
 
     def rows_increase(self, rows: Array) -> bool:
@@ -260,30 +282,6 @@ class TorchBackend(NativeScatter):
             return count_distinct(rows.numpy(), n)
         bitmap = torch.zeros(n, dtype=torch.bool, device=rows.device).index_fill_(0, rows, True)
         return int(torch.count_nonzero(bitmap))
-
-    def apply_rows_in_order(
-        self, table: Array, rows: Array, values: Array, how: Named | None
-    ) -> Array | None:
-        """The compiled kernel on NumPy views of the same memory (:func:`_host_views`),
-        where it runs; the write is counted for autograd as torch's own in-place ops
-        count theirs."""
-        compiled = kernels_for(rows.shape[0] * table.shape[1])
-        views = None if compiled is None else _host_views(self, table, rows, values)
-        if compiled is None or views is None or compiled.apply_rows(*views, how) is None:
-            return None
-        torch.autograd.graph.increment_version(table)
-        return table
-
-    def take_along_axis_wrapped(
-        self, x: Array, indices: Array, axis: int
-    ) -> tuple[Array, int] | None:
-        """The compiled kernel on NumPy views of the same memory, where it runs."""
-        compiled = kernels_for(math.prod(indices.shape))
-        views = None if compiled is None else _host_views(self, x, indices)
-        if compiled is None or views is None:
-            return None
-        taken = compiled.take_along_axis(*views, axis, wrap=True, outside="stop")
-        return None if taken is None else (torch.from_numpy(taken[0]), taken[1])
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
         signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
@@ -394,20 +392,6 @@ def _device_loop(count: Array, body: Callable[[Array, int | Array], Array], stat
 
     start = torch.zeros((), dtype=count.dtype, device=count.device)
     return torch.while_loop(more, one_pass, (start, state))[1]
-
-
-def _host_views(backend: TorchBackend, *tensors: Array) -> list[np.ndarray] | None:
-    """NumPy views of the memory of ``tensors`` for the compiled kernels, where autograd,
-    tracing and inference mode allow it: CPU tensors whose values are on the host (eager,
-    plain ``torch.Tensor``), none of them requiring grad (a kernel's result would carry
-    no gradient); ``None`` otherwise, or where NumPy has no view (bfloat16, a tensor with
-    its conjugate bit set)."""
-    if not all(backend.values_on_host(t) and not t.requires_grad for t in tensors):
-        return None
-    try:
-        return [t.numpy() for t in tensors]
-    except (TypeError, RuntimeError):
-        return None
 
 
 def _leaf_or_view_of_one(x: Array) -> bool:
