@@ -59,7 +59,7 @@ TABLE_DTYPES = (
 # the sweep again with the compiled kernels (numba) taking every write and element gather
 # they take: a dtype of each way they see one (bits moved, integers that wrap, IEEE
 # floats, complex numbers as pairs of floats), few, as each compiles on first use
-KERNEL_DTYPES = ("bool", "int64", "float32", "complex64")
+KERNEL_DTYPES = ("bool", "int64", "float64", "complex128")
 
 # (table rows n, row width d, updates k), each picking a route of NumPy's combine and
 # torch's row gather: ufunc.at on the rows (k*d <= 256), element indices (odd d), column

@@ -4,10 +4,11 @@ StableHLO and ONNX transcriptions.
 The kernels run from a size (``_host.KERNEL_MIN_ELEMENTS``); the tests set it to 0 so
 that small arrays take them, and spy on the kernel module to check that they ran. Few
 dtypes are drawn on purpose: each kernel compiles once per dtype (a fraction of a second,
-cached on disk), and every dtype family (integers that wrap, IEEE floats, bits moved as
-they are) is here. The broken promises of every kernel run in a child process in
-tests/test_broken_promises.py; the host paths they take over from are tested without them
-in tests/test_host_fast_paths.py.
+cached on disk), so the tests use the ones the rest of the suite uses (float64, int64)
+where any will do, and one of each other way the kernels see a dtype (bits moved as they
+are, complex numbers as float pairs, dtypes they decline). The broken promises of every
+kernel run in a child process in tests/test_broken_promises.py; the host paths they take
+over from are tested without them in tests/test_host_fast_paths.py.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ kernels = _host.kernels()
 pytestmark = pytest.mark.skipif(kernels is None, reason="numba is not installed (the fast extra)")
 
 COMBINERS = (None, "add", "mul", "min", "max")
-# float32: IEEE add, mul, min and max; int64: sums and products that wrap
-DTYPES = ("float32", "int64")
+# float64: IEEE add, mul, min and max; int64: sums and products that wrap
+DTYPES = ("float64", "int64")
 ELEMENT_GATHER = {
     "offset_dims": (), "collapsed_slice_dims": (1,), "start_index_map": (1,),
     "index_vector_dim": 2, "slice_sizes": (1, 1), "operand_batching_dims": (0,),
@@ -111,8 +112,8 @@ def test_row_kernel_applies_the_updates_in_order(ran, dtype, how, width, mode, c
 def test_row_kernel_min_max_are_ieee(ran, how):
     """Zeros of both signs give -0.0 for min and +0.0 for max in every order; NaN wins,
     already there or updated."""
-    operand = np.array([[-0.0, 0.0, 0.0, -0.0, np.nan, 1.0]], np.float32)
-    updates = np.array([[0.0, -0.0, 0.0, -0.0, 1.0, np.nan]] * 2, np.float32)
+    operand = np.array([[-0.0, 0.0, 0.0, -0.0, np.nan, 1.0]])
+    updates = np.array([[0.0, -0.0, 0.0, -0.0, 1.0, np.nan]] * 2)
     result = scatter_rows(operand, np.zeros((2, 1), np.int64), updates, how)
     negative = how == "min"
     np.testing.assert_array_equal(np.signbit(result[0, :4]), [negative] * 2 + [False, True])
@@ -140,7 +141,7 @@ def as_dtype(name):
     ("dtype", "how"),
     [
         (dtype, how)
-        for dtype in ("int8", ">f8", "complex64", "complex128", "bfloat16", "bool", "object")
+        for dtype in ("float16", ">f8", "complex128", "bfloat16", "bool", "object")
         for how in (None, "add", "mul")
         # named combiners refuse bool and objects (test_scatter.py)
         if how is None or dtype not in ("bool", "object")
@@ -149,7 +150,7 @@ def as_dtype(name):
 def test_row_kernel_keeps_dtype_and_byte_order_or_declines(ran, dtype, how):
     """Replace moves bits, so every dtype of 1, 2, 4 or 8 bytes (or a multiple of 8)
     takes the kernel; arithmetic needs numba's types in native order, else the other
-    paths run (ml_dtypes' bfloat16, non-native byte order, complex products). Which
+    paths run (half floats, ml_dtypes' bfloat16, non-native byte order, complex products). Which
     dtypes take the kernel is one rule for every combiner (``_arithmetic_type``). Python
     objects never do: moving their bits would not count their references."""
     dtype = as_dtype(dtype)
@@ -169,7 +170,7 @@ def test_row_kernel_keeps_dtype_and_byte_order_or_declines(ran, dtype, how):
 
 
 @pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
-@pytest.mark.parametrize("dtype", ["float32", "<f8", ">f4", "complex128", "bfloat16", "object"])
+@pytest.mark.parametrize("dtype", ["float64", ">f8", "complex128", "bfloat16", "object"])
 def test_element_gather_kernel(ran, mode, dtype):
     """GatherElements along axis 1 in one pass: every mode, indices outside included
     (clipped, filled; in range under the promise), elements moved as bits."""
@@ -190,7 +191,7 @@ def test_onnx_gather_elements_wraps_and_checks_in_one_pass(ran, index_dtype):
     """ONNX's negative indices wrap inside the kernel (int64 and int32 indices; the
     others are widened first) and the first index outside is the named error."""
     rng = np.random.default_rng(2)
-    data = rng.random((4, 3, 6)).astype(np.float32)
+    data = rng.random((4, 3, 6))
     low = 0 if index_dtype == "uint8" else -3
     indices = rng.integers(low, 3, size=(4, 5, 6)).astype(index_dtype)
     result = onnx.gather_elements(data, indices, axis=1)
@@ -221,6 +222,24 @@ def test_in_place_updates_and_rows_that_view_the_table(ran):
     np.testing.assert_array_equal(values[:2], [[4.0, 7.0], [10.0, 13.0]])
 
 
+def test_read_only_updates_and_indices_compile_no_other_signature(ran):
+    """Read-only arrays are other types to numba: read-only rows, updates and indices
+    are copied instead (a read-only table to gather from is not: it compiles again)."""
+    rows, values, indices = np.array([[1], [1]]), np.ones((2, 3)), np.array([[-1, 0], [2, -3]])
+    for a in (rows, values, indices):
+        a.flags.writeable = False
+    result = scatter_rows(np.zeros((2, 3)), rows, values, "add")
+    np.testing.assert_array_equal(result, [[0.0] * 3, [2.0] * 3])
+    taken = onnx.gather_elements(np.ones((2, 3)), indices, axis=1)
+    np.testing.assert_array_equal(taken, np.ones((2, 2)))
+    assert ran == ["apply_rows", "take_along_axis"]
+    from numba import types
+
+    for kernel in (kernels._add_rows, kernels._take_along):
+        arrays = [t for signature in kernel.signatures for t in signature]
+        assert all(t.mutable for t in arrays if isinstance(t, types.Array))
+
+
 def test_kernel_rows_outside_raise_index_error():
     """A row outside the table (a broken promise) stops the loop with NumPy's error."""
     table = np.zeros((4, 2))
@@ -233,11 +252,8 @@ def test_kernel_rows_outside_raise_index_error():
 def test_kernels_from_many_threads_at_once(ran):
     """The kernels release the GIL and share nothing: results equal the serial ones."""
     rng = np.random.default_rng(3)
-    cases = [
-        (rng.random((64, 8)).astype(np.float32), rng.integers(0, 64, (500, 1)), how)
-        for how in COMBINERS
-    ]
-    updates = rng.random((500, 8)).astype(np.float32)
+    cases = [(rng.random((64, 8)), rng.integers(0, 64, (500, 1)), how) for how in COMBINERS]
+    updates = rng.random((500, 8))
     indices = rng.integers(-8, 8, size=(64, 8))
 
     def call(case):
@@ -315,8 +331,8 @@ def test_torch_rows_take_the_kernel_and_give_numpy_results(ran, how):
     import torch
 
     rng = np.random.default_rng(5)
-    operand, rows = values_of(rng, (6, 3), "float32"), rng.integers(0, 6, (30, 1))
-    updates = values_of(rng, (30, 3), "float32")
+    operand, rows = values_of(rng, (6, 3), "float64"), rng.integers(0, 6, (30, 1))
+    updates = values_of(rng, (30, 3), "float64")
     result = scatter_rows(*(torch.from_numpy(a) for a in (operand, rows, updates)), how)
     assert type(result) is torch.Tensor and ran == ["apply_rows"]
     with without_kernels():
@@ -329,7 +345,7 @@ def test_torch_onnx_gather_elements_takes_the_kernel(ran):
     import torch
 
     rng = np.random.default_rng(6)
-    data, indices = rng.random((5, 7)).astype(np.float32), rng.integers(-7, 7, (5, 4))
+    data, indices = rng.random((5, 7)), rng.integers(-7, 7, (5, 4))
     result = onnx.gather_elements(torch.from_numpy(data), torch.from_numpy(indices), axis=1)
     assert type(result) is torch.Tensor and ran == ["take_along_axis"]
     np.testing.assert_array_equal(result.numpy(), onnx_ops.gather_elements(data, indices, 1))
@@ -373,7 +389,7 @@ def test_torch_element_gather_takes_the_kernel_unless_grad_is_needed(ran, mode):
     import torch
 
     rng = np.random.default_rng(7)
-    operand = rng.random((6, 5)).astype(np.float32)
+    operand = rng.random((6, 5))
     low, high = (0, 5) if mode == "promise_in_bounds" else (-3, 8)
     indices = rng.integers(low, high, size=(6, 4, 1))
     expected = gather_reference.gather(operand, indices, **ELEMENT_GATHER, mode=mode)

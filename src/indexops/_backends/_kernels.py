@@ -222,7 +222,8 @@ def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> A
     arithmetic or of Python objects, a table that is not C-contiguous, rows not int64).
 
     ``rows`` and ``values`` are read as they were before the call (copied where they may
-    share memory with ``table``). A row outside ``table`` raises :class:`IndexError` (the
+    share memory with ``table``; read-only ones too, which would be other types to numba,
+    each compiled again). A row outside ``table`` raises :class:`IndexError` (the
     rows before it are written): only a broken promise gets one here.
     """
     kind = _arithmetic_type(table.dtype, how)
@@ -231,7 +232,8 @@ def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> A
     if not table.flags.c_contiguous:
         return None
     rows, values = (
-        np.array(a, copy=True) if np.may_share_memory(table, a) else a for a in (rows, values)
+        a if a.flags.writeable and not np.may_share_memory(table, a) else np.array(a, copy=True)
+        for a in (rows, values)
     )
     values = np.ascontiguousarray(values)
     bad = _ROW_KERNELS[how](table.view(kind), rows, values.view(kind))
@@ -263,6 +265,8 @@ def take_along_axis(
     fill_bits = np.zeros(1, dtype=bits)
     if outside == "fill":
         fill_bits = np.full(1, fill, dtype=x.dtype).view(bits)
+    if not indices.flags.writeable:  # another type to numba, compiled again: copied
+        indices = np.array(indices, copy=True)
     bad = _take_along(
         x.view(bits).reshape(outer, n, inner),
         np.ascontiguousarray(indices).reshape(outer, indices.shape[axis], inner),
