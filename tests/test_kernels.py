@@ -406,3 +406,17 @@ def test_torch_element_gather_takes_the_kernel_unless_grad_is_needed(ran, mode):
         read = columns if mode != "fill" else columns[(columns >= 0) & (columns < 5)]
         np.add.at(counts[row], np.clip(read, 0, 4), 1)
     np.testing.assert_array_equal(x.grad.numpy(), counts)
+
+
+def test_device_paths_take_no_kernel(ran):
+    """The test hook that runs the sync-free device algorithms on host arrays runs no
+    kernel either: they are host paths."""
+    from indexops._testing import device_paths
+
+    rows, values = np.array([[1], [1]]), np.ones((2, 3))
+    with device_paths():
+        result = scatter_rows(np.zeros((2, 3)), rows, values, "add")
+        taken = indexops.gather(np.ones((2, 3)), np.array([[[0], [2]]] * 2), **ELEMENT_GATHER)
+    np.testing.assert_array_equal(result, [[0.0] * 3, [2.0] * 3])
+    np.testing.assert_array_equal(taken, np.ones((2, 2)))
+    assert ran == []

@@ -154,8 +154,9 @@ class HostKernels(NativeScatter):
 
     def host_arrays(self, *arrays: Array) -> list[np.ndarray] | None:
         """NumPy arrays of the memory of ``arrays`` that the kernels may read and write,
-        or ``None`` where they may not. Here: the arrays themselves (NumPy's)."""
-        return list(arrays)
+        or ``None`` where they may not. Here: the arrays themselves (NumPy's), where
+        their values may be read on the host (not in the test hook ``device_paths()``)."""
+        return list(arrays) if all(self.values_on_host(a) for a in arrays) else None
 
     def from_host(self, x: np.ndarray) -> Array:
         """A kernel's result, a NumPy array, as an array of the library (no copy)."""
