@@ -60,6 +60,9 @@ TABLE_DTYPES = (
 # they take: a dtype of each way they see one (bits moved, integers that wrap, IEEE
 # floats, complex numbers as pairs of floats), few, as each compiles on first use
 KERNEL_DTYPES = ("bool", "int64", "float64", "complex128")
+# ... on rows of several columns and of one (the loops the kernels have); the sizes pick
+# no route there
+KERNEL_SHAPES = ((16, 4, 8), (1000, 1, 300))
 
 # (table rows n, row width d, updates k), each picking a route of NumPy's combine and
 # torch's row gather: ufunc.at on the rows (k*d <= 256), element indices (odd d), column
@@ -264,12 +267,15 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
 
 
 def sweep_numpy_like(
-    sweep: Sweep, convert: Callable[[np.ndarray], Any], dtypes: tuple[str, ...] = TABLE_DTYPES
+    sweep: Sweep,
+    convert: Callable[[np.ndarray], Any],
+    dtypes: tuple[str, ...] = TABLE_DTYPES,
+    shapes: tuple[tuple[int, int, int], ...] = SHAPES,
 ) -> None:
     """Every op on every table dtype, shape and kind of broken row index."""
     import indexops
 
-    for n, d, k in SHAPES:
+    for n, d, k in shapes:
         for dtype in dtypes:
             rng = np.random.default_rng(n + d)
             table = rng.integers(1, 3, size=(n, d)).astype(dtype)
@@ -428,7 +434,7 @@ def main(library: str) -> None:
             sweep_numpy_like(sweep, np.asarray)
         if kernels() is not None:
             spy_kernels(sweep.routes)
-            sweep_numpy_like(sweep, np.asarray, KERNEL_DTYPES)
+            sweep_numpy_like(sweep, np.asarray, KERNEL_DTYPES, KERNEL_SHAPES)
     else:
         import torch
 
@@ -442,7 +448,7 @@ def main(library: str) -> None:
             torch_bitmap_case(sweep)
         if kernels() is not None:
             spy_kernels(sweep.routes)
-            sweep_numpy_like(sweep, torch.from_numpy, KERNEL_DTYPES)
+            sweep_numpy_like(sweep, torch.from_numpy, KERNEL_DTYPES, KERNEL_SHAPES)
     print(json.dumps(sweep.report()))
 
 
