@@ -13,7 +13,8 @@ nox.options.sessions = ["tests", "lint", "typecheck"]
 
 # session -> (what it installs besides ".[test,plot]", the INDEXOPS_BACKENDS it runs: the
 # library and its variants from tests/backends.py; torch_cuda and cupy are left out, named
-# in pytest's header, without a GPU).
+# in pytest's header, without a GPU). No session installs the fast extra: the numpy one
+# runs the suite without numba, on the paths taken where it is not installed.
 BACKENDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "numpy": (("onnx", "onnxruntime"), ("numpy", "numpy_readonly")),  # onnxruntime: a peer
     "array_api_strict": ((), ("array_api_strict",)),

@@ -1,20 +1,26 @@
-"""Workloads 8-10 against onnxruntime, beside the one library pass that any composition of
-the library's calls must make: how close to onnxruntime NumPy and torch can get without
-compiled code of our own.
+"""Workloads 8-10 (and ScatterND's replace) against onnxruntime, through every entry point
+users call, with and without the compiled kernels, beside the native expression and the
+one library pass that any composition of the library's calls must make.
 
-``python -m benchmarks.onnx_floors [--size 1] [--rounds 11]`` (about a minute on 2 cores,
-onnxruntime required) prints, per workload and library, the median time of onnxruntime
-(one thread), of indexops, of the native expression and of the *floor*, each over
-onnxruntime. The floors, with their inputs made beforehand and left out of the timing:
+``python -m benchmarks.onnx_floors [--size 1/16,1/4,1] [--rounds 11] [--only TEXT]``
+(a few minutes on 2 cores, onnxruntime required) prints, per workload, library and size,
+the median time of onnxruntime (one thread) and of each form, each over onnxruntime and
+over the native expression, all sampled alternately in one process
+(:mod:`.interleaved`). The forms:
 
-* 8, GatherElements: NumPy's ``np.take`` of the flat element numbers, already computed;
-  torch's ``torch.gather`` (the one call that reads the elements).
-* 9 and 10 on NumPy, ScatterND max and int64 add of rows with duplicates: the table's
-  copy and the updates read in the order of their rows (``np.take`` of a computed order),
-  the two passes of a route by sorted rows, before any combine.
-* 9 on torch: the native ``scatter_reduce`` (whose zeros can have the wrong sign) and the
-  one comparison over its result that finds the zeros whose sign IEEE-754 may change.
-* 10 on torch: ``index_add``, the native.
+* ``onnx``: ``indexops.onnx``'s operator (GatherElements with indices in ``[-s, s)``, as
+  ONNX allows, and as onnxruntime gets them); ``at``: the NumPy idiom through
+  ``indexops.at`` (``x[rows[:, None], idx]`` for GatherElements); ``core``:
+  ``indexops.gather``/``scatter`` with the attributes;
+* on NumPy each of these again as ``... no kernels``: within
+  ``indexops._testing.without_kernels()``, the paths taken where numba is not installed;
+* ``native``: the library's own expression; ``floor``, with its inputs made beforehand
+  and left out of the timing: for 8 NumPy's ``np.take`` of the flat element numbers,
+  already computed, and torch's ``torch.gather``; for 9 and 10 on NumPy the table's copy
+  and the updates read in the order of their rows (the two passes of a route by sorted
+  rows, before any combine), on torch the native ``scatter_reduce`` with the one
+  comparison over its result that finds the zeros whose sign IEEE-754 may change (9) and
+  ``index_add`` (10); for ScatterND's replace, the table's copy.
 
 torch runs on one thread, as in the runner.
 """
@@ -23,12 +29,15 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import torch
 
 import indexops
+from indexops import onnx
+from indexops._testing import without_kernels
 
 from . import onnx_peer
 from .interleaved import medians
@@ -39,29 +48,42 @@ ELEMENT_GATHER = {
     "index_vector_dim": 2, "slice_sizes": (1, 1), "operand_batching_dims": (0,),
     "start_indices_batching_dims": (0,),
 }  # fmt: skip
+ENTRY_POINTS = ("onnx", "at", "core")
 
 Forms = dict[str, Callable[[], object]]
 
 
 def element_gather(size: float) -> dict[str, Forms]:
-    """8: the forms of each library, on the same arrays as the runner's workload 8."""
+    """8: the forms of each library, on the same arrays as the runner's workload 8; the
+    ONNX forms (onnxruntime's too) get half the indices as negative ones."""
     n, d = _pick(262144, 32768, False, size), 64
     rng = _rng()
     host = rng.standard_normal((n, d), dtype=np.float32)
     idx_host = rng.integers(0, d, (n, d))
-    ort = _needed(onnx_peer.one_node("GatherElements", host, {"indices": idx_host}, 1, axis=1))
+    signed = np.where(rng.random((n, d)) < 0.5, idx_host - d, idx_host)  # in [-d, d)
+    rows_host = np.arange(n)[:, None]
+    ort = _needed(onnx_peer.one_node("GatherElements", host, {"indices": signed}, 1, axis=1))
     flat = (idx_host + np.arange(n)[:, None] * d).reshape(-1)
-    x, idx = torch.from_numpy(host), torch.from_numpy(idx_host)
+    x, idx, neg, rows = (torch.from_numpy(a) for a in (host, idx_host, signed, rows_host))
     return {
         "numpy": {
             "onnxruntime": lambda: ort(host),
-            "indexops": lambda: indexops.gather(host, idx_host[..., None], **ELEMENT_GATHER),
+            **_entry_points(
+                lambda: onnx.gather_elements(host, signed, axis=1),
+                lambda: indexops.at(host)[rows_host, signed].get(),
+                lambda: indexops.gather(host, idx_host[..., None], **ELEMENT_GATHER),
+                kernels_off=True,
+            ),
             "native": lambda: np.take_along_axis(host, idx_host, axis=1),
             "floor": lambda: np.take(host.reshape(-1), flat),
         },
         "torch": {
             "onnxruntime": lambda: ort(host),
-            "indexops": lambda: indexops.gather(x, idx[..., None], **ELEMENT_GATHER),
+            **_entry_points(
+                lambda: onnx.gather_elements(x, neg, axis=1),
+                lambda: indexops.at(x)[rows, neg].get(),
+                lambda: indexops.gather(x, idx[..., None], **ELEMENT_GATHER),
+            ),
             "native": lambda: torch.gather(x, 1, idx),
             "floor": lambda: torch.gather(x, 1, idx),
         },
@@ -89,10 +111,6 @@ def rows_reduce(size: float, how: str) -> dict[str, Forms]:
         result = torch.scatter_reduce(x, 0, index, upd, "amax")
         return result, np.equal(result.numpy(), 0).any()
 
-    def call(table: Any, rows: Any, values: Any) -> Callable[[], object]:
-        rows = rows[:, None]
-        return lambda: indexops.scatter(table, rows, values, **ROWS, update_computation=how)
-
     torch_native = (
         (lambda: x.index_add(0, idx, upd))
         if how == "add"
@@ -101,17 +119,85 @@ def rows_reduce(size: float, how: str) -> dict[str, Forms]:
     return {
         "numpy": {
             "onnxruntime": lambda: ort(host),
-            "indexops": call(host, idx_host, upd_host),
+            **_scatter_entry_points(host, idx_host, upd_host, how, kernels_off=True),
             "native": native_numpy,
             "floor": lambda: (host.copy(), np.take(upd_host, order, axis=0)),
         },
         "torch": {
             "onnxruntime": lambda: ort(host),
-            "indexops": call(x, idx, upd),
+            **_scatter_entry_points(x, idx, upd, how),
             "native": torch_native,
             "floor": scan_of_zeros if how == "max" else torch_native,
         },
     }
+
+
+def rows_replace(size: float) -> dict[str, Forms]:
+    """ScatterND ``none`` of distinct f32 rows (a quarter of the table's rows, in random
+    order) into workload 2's table, without ``unique_indices``: the last-write search
+    that the kernel makes unneeded."""
+    host, _, _, _ = scatter_add_problem(False, size)
+    rng = _rng()
+    idx_host = rng.permutation(host.shape[0])[: max(1, host.shape[0] // 4)]
+    upd_host = rng.standard_normal((idx_host.shape[0], host.shape[1]), dtype=np.float32)
+    feeds = {"indices": idx_host[:, None], "updates": upd_host}
+    ort = _needed(onnx_peer.one_node("ScatterND", host, feeds, 1, reduction="none"))
+    x, idx, upd = (torch.from_numpy(a) for a in (host, idx_host, upd_host))
+
+    def native_numpy() -> Any:
+        out = host.copy()
+        out[idx_host] = upd_host
+        return out
+
+    return {
+        "numpy": {
+            "onnxruntime": lambda: ort(host),
+            **_scatter_entry_points(host, idx_host, upd_host, None, kernels_off=True),
+            "native": native_numpy,
+            "floor": host.copy,
+        },
+        "torch": {
+            "onnxruntime": lambda: ort(host),
+            **_scatter_entry_points(x, idx, upd, None),
+            "native": lambda: x.index_copy(0, idx, upd),
+            "floor": x.clone,
+        },
+    }
+
+
+def _scatter_entry_points(
+    table: Any, rows: Any, values: Any, how: str | None, kernels_off: bool = False
+) -> Forms:
+    """ScatterND, ``at`` and the core scatter of ``values`` into ``table``'s ``rows``."""
+    method = {"max": "max", "add": "add", None: "set"}[how]
+    column = rows[:, None]
+    return _entry_points(
+        lambda: onnx.scatter_nd(table, column, values, reduction=how or "none"),
+        lambda: getattr(indexops.at(table)[rows], method)(values),
+        lambda: indexops.scatter(table, column, values, **ROWS, update_computation=how),
+        kernels_off=kernels_off,
+    )
+
+
+def _entry_points(
+    onnx_form: Callable[[], object],
+    at_form: Callable[[], object],
+    core_form: Callable[[], object],
+    kernels_off: bool = False,
+) -> Forms:
+    """The three entry points, and where asked each again without the compiled kernels."""
+    forms = dict(zip(ENTRY_POINTS, (onnx_form, at_form, core_form)))
+    if kernels_off:
+        forms |= {f"{name} no kernels": _without_kernels(fn) for name, fn in forms.items()}
+    return forms
+
+
+def _without_kernels(fn: Callable[[], object]) -> Callable[[], object]:
+    def call() -> object:
+        with without_kernels():
+            return fn()
+
+    return call
 
 
 def _needed(session: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
@@ -120,27 +206,41 @@ def _needed(session: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
     return session
 
 
+WORKLOADS: dict[str, Callable[[float], dict[str, Forms]]] = {
+    "8 GatherElements": element_gather,
+    "9 ScatterND max, f32": lambda size: rows_reduce(size, "max"),
+    "10 ScatterND add, int64": lambda size: rows_reduce(size, "add"),
+    "ScatterND none, distinct rows": rows_replace,
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--size", type=float, default=1.0, help="fraction of the full size")
+    parser.add_argument(
+        "--size", default="1", help="fractions of the full size, comma-separated (1/16,1/4,1)"
+    )
     parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--only", default="", help="workloads whose name contains this text")
+    parser.add_argument("--library", default="numpy,torch")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    workloads = {
-        "8 element gather": element_gather(args.size),
-        "9 scatter max float32": rows_reduce(args.size, "max"),
-        "10 scatter add int64": rows_reduce(args.size, "add"),
-    }
-    print(f"size {args.size}, torch {torch.get_num_threads()} thread, onnxruntime 1 thread")
-    columns = ("indexops", "native", "floor")
-    header = "".join(f" {column:>9}" for column in columns)
-    print(f"{'workload':24} {'library':6} {'onnxruntime':>12}{header}")
-    for name, libraries in workloads.items():
-        for library, forms in libraries.items():
-            times = medians(forms, args.rounds)
-            ort = times.pop("onnxruntime")
-            ratios = "".join(f" {times[form] / ort:9.2f}" for form in columns)
-            print(f"{name:24} {library:6} {ort * 1e3:9.2f} ms{ratios}")
+    sizes = [Fraction(size) for size in args.size.split(",")]
+    print(f"torch {torch.get_num_threads()} thread, onnxruntime 1 thread")
+    print("| workload | library | size | form | ms | / onnxruntime | / native |")
+    print("|---|---|---|---|---|---|---|")
+    for name, workload in WORKLOADS.items():
+        if args.only not in name:
+            continue
+        for size in sizes:
+            libraries = workload(float(size))
+            for library in args.library.split(","):
+                times = medians(libraries[library], args.rounds)
+                ort, native = times["onnxruntime"], times["native"]
+                for form, seconds in times.items():
+                    print(
+                        f"| {name} | {library} | {size} | {form} | {seconds * 1e3:.2f} | "
+                        f"{seconds / ort:.2f} | {seconds / native:.2f} |"
+                    )
 
 
 if __name__ == "__main__":

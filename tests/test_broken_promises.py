@@ -56,6 +56,13 @@ TABLE_DTYPES = (
     "bool", "int8", "int32", "int64", "uint8", "uint64", "float16", "float32", "float64",
     "complex64",
 )  # fmt: skip
+# the sweep again with the compiled kernels (numba) taking every write and element gather
+# they take: a dtype of each way they see one (bits moved, integers that wrap, IEEE
+# floats, complex numbers as pairs of floats), few, as each compiles on first use
+KERNEL_DTYPES = ("bool", "int64", "float64", "complex128")
+# ... on rows of several columns and of one (the loops the kernels have); the sizes pick
+# no route there
+KERNEL_SHAPES = ((16, 4, 8), (1000, 1, 300))
 
 # (table rows n, row width d, updates k), each picking a route of NumPy's combine and
 # torch's row gather: ufunc.at on the rows (k*d <= 256), element indices (odd d), column
@@ -78,6 +85,9 @@ ROUTES = {
         "sparse product", "fancy set", "take", "take clipped", "count_distinct",
         "take along axis", "zeros found in the result",
     ),
+    # where numba is installed
+    "numpy kernels": ("compiled rows", "compiled element gather"),
+    "torch kernels": ("compiled rows", "compiled element gather"),
     "torch": (
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
@@ -100,7 +110,8 @@ def test_every_host_fast_path_survives_broken_promises(library):
     assert report["cases"] > 1000
     assert report["unexpected"] == [], report["unexpected"][:20]
     assert report["wrong in bounds"] == [], report["wrong in bounds"][:20]
-    missing = [route for route in ROUTES[library] if not report["routes"].get(route)]
+    routes = ROUTES[library] + (ROUTES.get(f"{library} kernels", ()) if report["kernels"] else ())
+    missing = [route for route in routes if not report["routes"].get(route)]
     assert missing == [], report["routes"]
 
 
@@ -133,7 +144,10 @@ class Sweep:
         return None
 
     def report(self) -> dict[str, Any]:
+        from indexops._backends._host import kernels
+
         return {
+            "kernels": kernels() is not None,
             "cases": self.cases,
             "raised": dict(sorted(self.raised.items())),
             "unexpected": self.unexpected,
@@ -231,12 +245,38 @@ def rows_with(bad: tuple[int, ...], index_dtype: str, n: int, k: int, seed: int)
     return np.array(rows.tolist(), dtype=index_dtype)[:, None]
 
 
-def sweep_numpy_like(sweep: Sweep, convert: Callable[[np.ndarray], Any]) -> None:
+def spy_kernels(routes: collections.Counter[str]) -> None:
+    """The compiled kernels from the first element on, counted where they ran."""
+    from indexops._backends import _host
+
+    compiled = _host.kernels()
+    _host.KERNEL_MIN_ELEMENTS = 0
+    for name, route in (
+        ("apply_rows", "compiled rows"),
+        ("take_along_axis", "compiled element gather"),
+    ):
+        run = getattr(compiled, name)
+
+        def spied(*args: Any, run: Any = run, route: str = route, **kwargs: Any) -> Any:
+            result = run(*args, **kwargs)
+            if result is not None:  # else it declined the arrays
+                routes[route] += 1
+            return result
+
+        setattr(compiled, name, spied)
+
+
+def sweep_numpy_like(
+    sweep: Sweep,
+    convert: Callable[[np.ndarray], Any],
+    dtypes: tuple[str, ...] = TABLE_DTYPES,
+    shapes: tuple[tuple[int, int, int], ...] = SHAPES,
+) -> None:
     """Every op on every table dtype, shape and kind of broken row index."""
     import indexops
 
-    for n, d, k in SHAPES:
-        for dtype in TABLE_DTYPES:
+    for n, d, k in shapes:
+        for dtype in dtypes:
             rng = np.random.default_rng(n + d)
             table = rng.integers(1, 3, size=(n, d)).astype(dtype)
             updates = rng.integers(1, 3, size=(k, d)).astype(dtype)
@@ -307,6 +347,7 @@ def element_calls(convert: Callable, table: Any, rows: Any, updates: Any) -> dic
     rows past the row width); replace promises unique indices, so that it takes the
     element path too."""
     import indexops
+    from indexops import onnx
 
     n = table.shape[0]
     x = convert(table)
@@ -318,6 +359,8 @@ def element_calls(convert: Callable, table: Any, rows: Any, updates: Any) -> dic
         )
         for mode in ("promise_in_bounds", "clip", "fill")
     }
+    # ONNX's check names the first index outside (negative ones wrap first)
+    gathers["onnx gather_elements"] = lambda: onnx.gather_elements(x, indices[..., 0], axis=1)
     scatter = functools.partial(indexops.scatter, x, indices, values, **ELEMENT_SCATTER)
     scatters = {
         f"element scatter {how} {mode}": functools.partial(
@@ -383,15 +426,29 @@ def torch_bitmap_case(sweep: Sweep) -> None:
 def main(library: str) -> None:
     sweep = Sweep(library)
     if library == "numpy":
+        from indexops._backends._host import kernels
+        from indexops._testing import without_kernels
+
         spy_numpy(sweep.routes)
-        sweep_numpy_like(sweep, np.asarray)
+        with without_kernels():
+            sweep_numpy_like(sweep, np.asarray)
+        if kernels() is not None:
+            spy_kernels(sweep.routes)
+            sweep_numpy_like(sweep, np.asarray, KERNEL_DTYPES, KERNEL_SHAPES)
     else:
         import torch
 
+        from indexops._backends._host import kernels
+        from indexops._testing import without_kernels
+
         spy_torch(sweep.routes)
         torch.set_num_threads(1)  # torch's gather through NumPy's take
-        sweep_numpy_like(sweep, torch.from_numpy)
-        torch_bitmap_case(sweep)
+        with without_kernels():
+            sweep_numpy_like(sweep, torch.from_numpy)
+            torch_bitmap_case(sweep)
+        if kernels() is not None:
+            spy_kernels(sweep.routes)
+            sweep_numpy_like(sweep, torch.from_numpy, KERNEL_DTYPES, KERNEL_SHAPES)
     print(json.dumps(sweep.report()))
 
 

@@ -23,6 +23,16 @@ import indexops
 from indexops._backends import _host, _numpy
 from indexops._backends._host import INCREASE_MIN_ROWS, LIST_ENTRIES
 from indexops._ops.gather import _plan as gather_plan
+from indexops._testing import without_kernels
+
+
+@pytest.fixture(autouse=True)
+def _without_kernels():
+    """The paths here are those taken without numba's compiled kernels, which take over
+    from them where they run (tests/test_kernels.py tests the kernels)."""
+    with without_kernels():
+        yield
+
 
 INTEGER_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 FLOAT_SPECIALS = (-0.0, 0.0, np.nan, np.inf, -np.inf, 3e38, -3e38, 1.5, -2.25, 1e-45)

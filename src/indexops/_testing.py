@@ -1,11 +1,13 @@
 """Test hooks: run the ops through other paths of the same library.
 
-The tests compare each native path with the generic one (the Array API standard alone) and
-run the sync-free device algorithms on host arrays, where every host read can be caught.
-Both are context managers that set a :class:`~contextvars.ContextVar`: they hold in the
-thread (or task) that enters them and nowhere else, so calls in other threads keep their
-own paths. Within them every call is validated and planned again (no executor is reused
-from outside, none is kept).
+The tests compare each native path with the generic one (the Array API standard alone),
+run the sync-free device algorithms on host arrays, where every host read can be caught,
+and run the host paths that the compiled kernels (numba) take over where they run. Each
+hook is a context manager that sets a :class:`~contextvars.ContextVar`: it holds in the
+thread (or task) that enters it and nowhere else, so calls in other threads keep their
+own paths. Within ``generic_only()`` and ``device_paths()`` every call is validated and
+planned again (no executor is reused from outside, none is kept); ``without_kernels()``
+is read by the backends on every call.
 
 Examples
 --------
@@ -23,9 +25,10 @@ import contextlib
 from collections.abc import Iterator
 
 from . import _backends
+from ._backends import _host
 from ._plan import executors
 
-__all__ = ["active_variant", "device_paths", "generic_only"]
+__all__ = ["active_variant", "device_paths", "generic_only", "without_kernels"]
 
 
 @contextlib.contextmanager
@@ -49,6 +52,17 @@ def device_paths() -> contextlib.AbstractContextManager[None]:
     """Within this block no backend reads index values on the host, as for arrays on a
     GPU or under tracing, so the device algorithms run on host arrays."""
     return _variant("device")
+
+
+@contextlib.contextmanager
+def without_kernels() -> Iterator[None]:
+    """Within this block no compiled kernel runs: the host backends take the paths they
+    take where numba is not installed."""
+    token = _host.KERNELS_OFF.set(True)
+    try:
+        yield
+    finally:
+        _host.KERNELS_OFF.reset(token)
 
 
 def active_variant() -> str | None:

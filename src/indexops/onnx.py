@@ -204,6 +204,15 @@ def gather_elements(data: Array, indices: Array, axis: int = 0) -> Array:
     lowering = _elements_lowering(
         op, tuple(data.shape), tuple(indices.shape), as_int(op, "axis", axis), None
     )
+    if not lowering.coordinates and backend.values_on_host(indices):
+        # one pass that wraps, checks and reads, where the backend has one
+        taken = backend.take_along_axis_wrapped(data, indices, lowering.dims[0])
+        if taken is not None:
+            result, bad = taken
+            if bad >= 0:
+                value = int(backend.to_numpy(indices).reshape(-1)[bad])
+                raise _index_error(op, tuple(indices.shape), lowering, False, bad, value)
+            return result
     return _gathered(op, backend, data, indices, lowering, vector=False)
 
 

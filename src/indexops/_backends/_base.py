@@ -317,6 +317,42 @@ class Backend:
             return None
         return self.take_along_axis(x, indices, axis)
 
+    def take_along_axis_clipped(self, x: Array, indices: Array, axis: int) -> Array:
+        """:meth:`take_along_axis` with each entry of ``indices`` clipped to ``[0,
+        x.shape[axis] - 1]`` first (a dim that is not empty). Here: no clip where the
+        host finds every entry inside."""
+        if self.values_on_host(indices):
+            found = self.take_along_axis_inside(x, indices, axis)
+            if found is not None:
+                return found
+        return self.take_along_axis(x, self.clip(indices, 0, x.shape[axis] - 1), axis)
+
+    def take_along_axis_filled(self, x: Array, indices: Array, axis: int, fill: Any) -> Array:
+        """:meth:`take_along_axis` with ``fill`` (a Python scalar or a 0-d array of
+        ``x``'s dtype) where an entry of ``indices`` is outside ``[0, x.shape[axis])``.
+        Here: no clip and no mask where the host finds every entry inside."""
+        if self.values_on_host(indices):
+            found = self.take_along_axis_inside(x, indices, axis)
+            if found is not None:
+                return found
+        n = x.shape[axis]
+        taken = self.take_along_axis(x, self.clip(indices, 0, n - 1), axis)
+        if not hasattr(fill, "shape"):
+            fill = self.full((), fill, x.dtype, x)
+        return self.xp.where((indices >= 0) & (indices < n), taken, fill)
+
+    def take_along_axis_wrapped(
+        self, x: Array, indices: Array, axis: int
+    ) -> tuple[Array, int] | None:
+        """ONNX's GatherElements in one pass, for ``indices`` of any integer dtype whose
+        values are on the host: ``x`` read at ``indices`` along ``axis`` (``indices`` has
+        ``x``'s other dims), a negative index counting from the end; with the flat
+        position of the first index outside ``[-s, s)`` (``s = x.shape[axis]``), or -1.
+        Where one is outside the result is unspecified (the caller raises). ``None``
+        where the backend has no such pass (the caller wraps and checks with array
+        operations). Here: ``None``."""
+        return None
+
     def take_rows_clipped(self, table: Array, rows: Array) -> Array:
         """``table[rows]`` with each row number clipped to ``[0, len(table) - 1]`` first
         (``table`` is not empty)."""
@@ -371,6 +407,17 @@ class Backend:
         where the library can and returns it, else returns a new array. Here:
         :meth:`combine_by_passes`."""
         return self.combine_by_passes(table, rows, values, how, keep=keep, unique=unique)
+
+    def apply_rows_in_order(
+        self, table: Array, rows: Array, values: Array, how: Named | None
+    ) -> Array | None:
+        """Apply ``values[k]`` to row ``rows[k]`` of ``table`` in place for each ``k`` in
+        order, in one pass that checks each row's bounds: replace where ``how`` is
+        ``None`` (the last write wins), else the named combiner (min and max IEEE-754's,
+        signed zeros included); return ``table``. ``rows`` and ``values`` are read as
+        they were before the call. ``None`` where the backend has no such pass for these
+        arrays (the caller's other ways run). For values on the host. Here: ``None``."""
+        return None
 
     def combine_by_passes(
         self,

@@ -4,9 +4,17 @@ reduction costs less than a torch call on small index arrays)."""
 
 from __future__ import annotations
 
+import contextvars
+import functools
+import math
+from types import ModuleType
+from typing import Any
+
 import numpy as np
 
 from .._typing import Array
+from .._validate.combiners import Named
+from ._base import NativeScatter
 
 # the unsigned dtype of each itemsize, made once (np.dtype of a string costs more than the
 # view it is for)
@@ -97,3 +105,120 @@ def zero_rows(x: np.ndarray) -> np.ndarray | None:
         if zero.any():
             found.append(start + np.unique(np.flatnonzero(zero) // width))
     return np.concatenate(found) if found else None
+
+
+# -- compiled kernels ------------------------------------------------------------------------
+
+# True within indexops._testing.without_kernels(): the backends take their other paths
+KERNELS_OFF: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "indexops_kernels_off", default=False
+)
+
+# The kernels run element gathers and row writes of at least this many elements (read, or
+# updated). They cost less than NumPy's and torch's own calls from a few dozen elements
+# on (benchmarks/README.md, "Compiled kernels"), but a first call imports numba (0.3-0.5 s)
+# and loads or compiles its loop: small calls keep the library's own calls.
+KERNEL_MIN_ELEMENTS = 2**10
+
+
+def kernels() -> ModuleType | None:
+    """The compiled host kernels (``_backends/_kernels.py``), or ``None`` where numba is
+    not installed or fails to import (then every call takes the paths it takes without
+    it), and within the test hook ``without_kernels()``."""
+    return None if KERNELS_OFF.get() else _imported_kernels()
+
+
+def kernels_for(elements: int) -> ModuleType | None:
+    """:func:`kernels` for work of ``elements`` elements; ``None`` below
+    :data:`KERNEL_MIN_ELEMENTS`."""
+    return kernels() if elements >= KERNEL_MIN_ELEMENTS else None
+
+
+@functools.cache
+def _imported_kernels() -> ModuleType | None:
+    """The kernel module, imported (with numba) on first use; ``None`` where that fails."""
+    try:
+        from . import _kernels
+    except Exception:  # ImportError, or numba refusing this NumPy or platform its own way
+        return None
+    return _kernels
+
+
+class HostKernels(NativeScatter):
+    """A backend whose values can be on the host (NumPy; torch's CPU tensors), with the
+    compiled kernels where they run: the element gather in one pass
+    (:meth:`take_along_axis` and its clipped, filled and wrapped forms) and rows written
+    in order (:meth:`apply_rows_in_order`). Elsewhere (numba missing, small work, arrays
+    the kernels do not take or :meth:`host_arrays` refuses) the library's own element
+    gather (:meth:`take_along_axis_natively`) and the base classes' ways run."""
+
+    def host_arrays(self, *arrays: Array) -> list[np.ndarray] | None:
+        """NumPy arrays of the memory of ``arrays`` that the kernels may read and write,
+        or ``None`` where they may not. Here: the arrays themselves (NumPy's), where
+        their values may be read on the host (not in the test hook ``device_paths()``)."""
+        return list(arrays) if all(self.values_on_host(a) for a in arrays) else None
+
+    def from_host(self, x: np.ndarray) -> Array:
+        """A kernel's result, a NumPy array, as an array of the library (no copy)."""
+        return x
+
+    def written_on_host(self, x: Array) -> None:
+        """Tell the library that a kernel wrote into ``x`` in place. Here: nothing."""
+
+    def take_along_axis_natively(self, x: Array, indices: Array, axis: int) -> Array:
+        """:meth:`take_along_axis` by the library's own calls."""
+        raise NotImplementedError
+
+    def take_along_axis(self, x: Array, indices: Array, axis: int) -> Array:
+        """The compiled kernel where it runs, every index checked in the loop (one
+        outside its dim, a broken promise, raises :class:`IndexError`), else
+        :meth:`take_along_axis_natively`."""
+        taken = self._compiled_take(x, indices, axis, wrap=False, outside="stop")
+        if taken is None:
+            return self.take_along_axis_natively(x, indices, axis)
+        result, bad = taken
+        if bad >= 0:
+            value = self.to_numpy(indices).reshape(-1)[bad]
+            raise IndexError(
+                f"index {value} is out of bounds for axis {axis} with size {x.shape[axis]}"
+            )
+        return result
+
+    def take_along_axis_clipped(self, x: Array, indices: Array, axis: int) -> Array:
+        """The compiled kernel, which clips as it reads, where it runs."""
+        taken = self._compiled_take(x, indices, axis, wrap=False, outside="clip")
+        return super().take_along_axis_clipped(x, indices, axis) if taken is None else taken[0]
+
+    def take_along_axis_filled(self, x: Array, indices: Array, axis: int, fill: Any) -> Array:
+        """The compiled kernel, which reads ``fill`` for an index outside, where it runs."""
+        taken = self._compiled_take(x, indices, axis, wrap=False, outside="fill", fill=fill)
+        if taken is None:
+            return super().take_along_axis_filled(x, indices, axis, fill)
+        return taken[0]
+
+    def take_along_axis_wrapped(
+        self, x: Array, indices: Array, axis: int
+    ) -> tuple[Array, int] | None:
+        return self._compiled_take(x, indices, axis, wrap=True, outside="stop")
+
+    def apply_rows_in_order(
+        self, table: Array, rows: Array, values: Array, how: Named | None
+    ) -> Array | None:
+        """The compiled kernel, where it runs."""
+        arrays = self.host_arrays(table, rows, values)  # first: no kernel lookup when traced
+        compiled = None if arrays is None else kernels_for(rows.shape[0] * table.shape[1])
+        if compiled is None or arrays is None or compiled.apply_rows(*arrays, how) is None:
+            return None
+        self.written_on_host(table)
+        return table
+
+    def _compiled_take(
+        self, x: Array, indices: Array, axis: int, **options: Any
+    ) -> tuple[Array, int] | None:
+        """The compiled element gather (``_kernels.take_along_axis``) where it runs."""
+        arrays = self.host_arrays(x, indices)  # first: no kernel lookup when traced
+        compiled = None if arrays is None else kernels_for(math.prod(indices.shape))
+        if compiled is None or arrays is None:
+            return None
+        taken = compiled.take_along_axis(*arrays, axis, **options)
+        return None if taken is None else (self.from_host(taken[0]), taken[1])

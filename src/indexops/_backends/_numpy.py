@@ -14,8 +14,8 @@ from .._errors import type_error
 from .._plan.cache import static_cache
 from .._typing import Array
 from .._validate.combiners import Named
-from ._base import NativeScatter, repeats_elements
-from ._host import all_in_range, count_distinct, holds_zero, rows_increase, zero_rows
+from ._base import repeats_elements
+from ._host import HostKernels, all_in_range, count_distinct, holds_zero, rows_increase, zero_rows
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 
@@ -62,7 +62,7 @@ _SUM_MIN_WIDTH = 32
 _MIN_MAX_RUNS_MIN_ELEMENTS = 2**18
 
 
-class NumpyBackend(NativeScatter):
+class NumpyBackend(HostKernels):
     name = "numpy"
     gathers_elements = True
 
@@ -142,7 +142,7 @@ class NumpyBackend(NativeScatter):
         # 2 us of the 5 of an 8-row gather)
         return np.take(table, rows, axis=0, mode="clip")
 
-    def take_along_axis(self, x: Array, indices: Array, axis: int) -> Array:
+    def take_along_axis_natively(self, x: Array, indices: Array, axis: int) -> Array:
         """``take`` of the flat element numbers of a C-contiguous ``x`` (faster than
         ``np.take_along_axis``'s fancy index), block by block along the leading dim, else
         ``np.take_along_axis``. Guards: both

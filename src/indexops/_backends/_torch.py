@@ -18,10 +18,11 @@ import torch
 
 from .._typing import Array
 from .._validate.combiners import Named
-from ._base import NativeScatter, ValuesUnknown, repeats_elements
+from ._base import ValuesUnknown, repeats_elements
 from ._host import (
     INCREASE_MIN_ROWS,
     LIST_ENTRIES,
+    HostKernels,
     all_in_range,
     count_distinct,
     holds_zero,
@@ -56,7 +57,7 @@ PARALLEL_GRAIN_ELEMENTS = 2**15
 NUMPY_ALLOCATED_MIN_BYTES = 2**25
 
 
-class TorchBackend(NativeScatter):
+class TorchBackend(HostKernels):
     name = "torch"
     gathers_elements = True
     scatters_elements = True
@@ -94,6 +95,27 @@ class TorchBackend(NativeScatter):
         if torch_is_compiling():  # Dynamo cannot read storage pointers; a reshape of a
             return a.is_contiguous() and b.is_contiguous()  # contiguous tensor is a view
         return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+
+    def host_arrays(self, *arrays: Array) -> list[np.ndarray] | None:
+        """NumPy views of the tensors' memory where autograd, tracing and inference mode
+        allow the kernels to use them: CPU tensors whose values are on the host (eager,
+        plain ``torch.Tensor``), none requiring grad (a kernel's result would carry no
+        gradient); ``None`` otherwise, or where NumPy has no view (bfloat16, a tensor
+        with its conjugate bit set)."""
+        if not all(self.values_on_host(t) and not t.requires_grad for t in arrays):
+            return None
+        try:
+            return [t.numpy() for t in arrays]
+        except (TypeError, RuntimeError):
+            return None
+
+    def from_host(self, x: np.ndarray) -> Array:
+        return torch.from_numpy(x)
+
+    def written_on_host(self, x: Array) -> None:
+        """Count the write in the tensor's version, as torch's own in-place ops do, so
+        that autograd refuses a backward that needs the values from before it."""
+        torch.autograd.graph.increment_version(x)
 
     def _values_on_host(self, x: Array) -> bool:
         return (
@@ -237,7 +259,7 @@ class TorchBackend(NativeScatter):
         )
         return x if in_place else written.view(x.dtype)
 
-    def take_along_axis(self, x: Array, indices: Array, axis: int) -> Array:
+    def take_along_axis_natively(self, x: Array, indices: Array, axis: int) -> Array:
         """``torch.gather`` (guard: it checks every index, on a GPU by a device-side
         assert)."""
         signed = _SIGNED_OF_UNSIGNED.get(x.dtype)
@@ -246,11 +268,12 @@ class TorchBackend(NativeScatter):
         return torch.gather(x, axis, indices)
 
     def take_along_axis_inside(self, x: Array, indices: Array, axis: int) -> Array | None:
-        """``torch.gather`` at once: on the CPU it raises before it reads an entry outside
-        (negative ones included), which spares the reduction over the indices."""
+        """:meth:`take_along_axis` at once: on the CPU ``torch.gather`` raises before it
+        reads an entry outside (negative ones included), and so does the kernel, which
+        spares the reduction over the indices."""
         try:
             return self.take_along_axis(x, indices, axis)
-        except RuntimeError:  # an entry outside: the caller clamps
+        except (RuntimeError, IndexError):  # an entry outside: the caller clamps
             return None
 
     def rows_increase(self, rows: Array) -> bool:

@@ -70,6 +70,10 @@ def _put_on_host(
         rows, values = rows[keep], values[keep]
         if rows.shape[0] == 0:  # every update dropped
             return backend.keeps_graph(table, values)
+    if combiner.replaces or combiner.named is not None:  # one pass in order, where it runs
+        written = backend.apply_rows_in_order(table, rows, values, combiner.named)
+        if written is not None:
+            return written
     if combiner.replaces:
         last = None if unique else _last_occurrences_on_host(backend, rows, table.shape[0])
         if last is not None:  # only duplicates cost a copy of values

@@ -269,32 +269,21 @@ def _take_elements(
     fill_value: Any,
 ) -> Array:
     """:func:`_execute` for element plans (``take_along_axis``, ``torch.gather``): the
-    starts, laid out along the operand's dims, clamped or masked, are read by the
-    library's element gather, and its result laid out as the batch dims."""
+    starts, laid out along the operand's dims, are read by the library's element gather
+    (clipped or filled where they leave the operand), and its result laid out as the
+    batch dims."""
     assert plan.element_axes is not None
-    fill = _fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
     starts = to_index(backend, backend.reshape(indices, plan.batch_shape))
     starts = backend.permute_dims(starts, plan.element_axes)
-    limit, axis = plan.start_limits[0], plan.start_map[0]
+    axis = plan.start_map[0]
     if mode is GatherMode.PROMISE_IN_BOUNDS:
         taken = backend.take_along_axis(operand, starts, axis)
-    else:  # on the host, starts found in range need no clamp (and no mask)
-        found = None
-        if backend.values_on_host(starts):
-            found = backend.take_along_axis_inside(operand, starts, axis)
-        taken = found if found is not None else _clamped_elements(backend, plan, operand, starts)
-        if found is None and mode is GatherMode.FILL:
-            if not is_array(fill):
-                fill = backend.full((), fill, operand.dtype, operand)
-            inside = (starts >= 0) & (starts <= limit)
-            taken = backend.xp.where(inside, taken, fill)
+    elif mode is GatherMode.CLIP:
+        taken = backend.take_along_axis_clipped(operand, starts, axis)
+    else:
+        fill = _fill_scalar(backend, operand.dtype, fill_value)
+        taken = backend.take_along_axis_filled(operand, starts, axis, fill)
     return backend.permute_dims(taken, to_result)
-
-
-def _clamped_elements(backend: Backend, plan: WindowPlan, operand: Array, starts: Array) -> Array:
-    """The element gather of starts clamped into the operand."""
-    starts = backend.clip(starts, 0, plan.start_limits[0])
-    return backend.take_along_axis(operand, starts, plan.start_map[0])
 
 
 def _execute(

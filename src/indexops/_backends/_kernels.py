@@ -1,0 +1,278 @@
+"""Compiled host kernels: one loop per op, with numba (the ``fast`` extra).
+
+Imported only through :func:`indexops._backends._host.kernels`, which returns ``None``
+where numba is missing or fails to import: callers then take their other paths.
+
+Each kernel is a loop template and a combiner (numpy_groupies' ``aggregate_numba``
+design): the template walks the updates once, in their order, and checks every index
+against its dim inside the loop, so that no promise of the caller (``promise_in_bounds``,
+``unique_indices``) can make it read or write outside an array; the combiner says how an
+update meets the value there. One entry point per template and combiner is compiled per
+dtype on its first call and kept in numba's cache on disk (``__pycache__`` beside this
+file), so a process pays for the signatures it uses only.
+
+The entry points return the position of the first index outside its dim (the loop stops
+there; what it wrote before stays written) or -1; the wrappers below turn that into the
+caller's answer.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+
+from .._typing import Array
+from .._validate.combiners import Named
+
+_inline = numba.njit(inline="always")
+_kernel = numba.njit(cache=True, nogil=True)
+
+# -- combiners: how an update meets the value there -------------------------------------------
+
+
+@_inline
+def _replace(old: Any, new: Any) -> Any:
+    return new
+
+
+@_inline
+def _add(old: Any, new: Any) -> Any:
+    return old + new
+
+
+@_inline
+def _multiply(old: Any, new: Any) -> Any:
+    return old * new
+
+
+# IEEE-754 minimum and maximum (StableHLO's min and max): NaN propagates, and of two zeros
+# the negative one is the minimum; written as selects, which the compiler keeps branch-free
+
+
+@_inline
+def _minimum(old: Any, new: Any) -> Any:
+    tie = new if math.copysign(1.0, old) > 0 else old  # equal values: only zeros differ
+    result = new if new < old else old
+    result = tie if new == old else result
+    return new if new != new else result  # a NaN update (a NaN old stays: no order holds)
+
+
+@_inline
+def _maximum(old: Any, new: Any) -> Any:
+    tie = new if math.copysign(1.0, old) < 0 else old
+    result = new if new > old else old
+    result = tie if new == old else result
+    return new if new != new else result
+
+
+# -- loop templates --------------------------------------------------------------------------
+
+
+@_inline
+def _rows_loop(table: Array, rows: Array, values: Array, combine: Any) -> int:
+    """``table[rows[k]] = combine(table[rows[k]], values[k])`` for each ``k`` in order."""
+    n, width = table.shape
+    for k in range(rows.shape[0]):
+        row = np.uint64(rows[k])  # a negative row is above every n; no wraparound either
+        if row >= np.uint64(n):
+            return k
+        if width == 1:  # its own loop: half the time of the general one on one column
+            table[row, 0] = combine(table[row, 0], values[k, 0])
+            continue
+        for j in range(width):
+            table[row, j] = combine(table[row, j], values[k, j])
+    return -1
+
+
+@_kernel
+def _replace_rows(table: Array, rows: Array, values: Array) -> int:
+    return _rows_loop(table, rows, values, _replace)
+
+
+@_kernel
+def _add_rows(table: Array, rows: Array, values: Array) -> int:
+    return _rows_loop(table, rows, values, _add)
+
+
+@_kernel
+def _multiply_rows(table: Array, rows: Array, values: Array) -> int:
+    return _rows_loop(table, rows, values, _multiply)
+
+
+@_kernel
+def _minimum_rows(table: Array, rows: Array, values: Array) -> int:
+    return _rows_loop(table, rows, values, _minimum)
+
+
+@_kernel
+def _maximum_rows(table: Array, rows: Array, values: Array) -> int:
+    return _rows_loop(table, rows, values, _maximum)
+
+
+_ROW_KERNELS = {
+    None: _replace_rows,
+    Named.ADD: _add_rows,
+    Named.MUL: _multiply_rows,
+    Named.MIN: _minimum_rows,
+    Named.MAX: _maximum_rows,
+}
+
+# what an element gather does with an index outside its dim
+CLIP, FILL, STOP = 0, 1, 2
+_OUTSIDE = {"clip": CLIP, "fill": FILL, "stop": STOP}
+
+
+@_inline
+def _position(k: Any, n: int, shift: int, outside: int) -> int:
+    """Where an element gather reads index ``k`` of a dim of size ``n``: in ``[0, n)``,
+    or -1 (read the fill value) or -2 (stop) for an index outside.
+
+    Branch-free in the common case: ``shift`` (``n`` or 0) is added by a mask of the sign
+    bit and the bounds are one unsigned comparison (a branch on the sign of random
+    indices cost 5x the loop)."""
+    k = np.int64(k)
+    k += shift & (k >> 63)
+    if np.uint64(k) < np.uint64(n):  # negative k too: above every n
+        return k
+    if outside == FILL:
+        return -1
+    if outside == STOP or n == 0:
+        return -2
+    return 0 if k < 0 else n - 1
+
+
+@_kernel
+def _take_along(x: Array, indices: Array, out: Array, wrap: bool, outside: int, fill: Array) -> int:
+    """``out[a, j, b] = x[a, indices[a, j, b], b]``; a negative index counts from the end
+    where ``wrap``; an index still outside ``[0, n)`` is clipped, read as ``fill[0]`` or
+    stops the loop, as ``outside`` says (clipping into an empty dim stops it too). The
+    gather along the last axis (``b`` always 0) has its own loop: 0.6x the time."""
+    outer, n, inner = x.shape
+    count = indices.shape[1]
+    shift = n if wrap else 0
+    if inner == 1:
+        for a in range(outer):
+            for j in range(count):
+                k = _position(indices[a, j, 0], n, shift, outside)
+                if k >= 0:
+                    out[a, j, 0] = x[a, k, 0]
+                elif k == -1:
+                    out[a, j, 0] = fill[0]
+                else:
+                    return a * count + j
+        return -1
+    for a in range(outer):
+        for j in range(count):
+            for b in range(inner):
+                k = _position(indices[a, j, b], n, shift, outside)
+                if k >= 0:
+                    out[a, j, b] = x[a, k, b]
+                elif k == -1:
+                    out[a, j, b] = fill[0]
+                else:
+                    return (a * count + j) * inner + b
+    return -1
+
+
+# -- what the kernels run on: dtypes seen as the types numba computes in -----------------------
+
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
+_INDEX_TYPES = (np.dtype(np.int64), np.dtype(np.int32))
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_COMPLEX_PARTS: dict[np.dtype, np.dtype] = {
+    np.dtype(np.complex64): np.dtype(np.float32),
+    np.dtype(np.complex128): np.dtype(np.float64),
+}
+
+
+def _bits(dtype: np.dtype) -> np.dtype | None:
+    """The widest unsigned type whose size divides ``dtype``'s: moving elements is moving
+    their bits (any byte order, extension types such as ml_dtypes' bfloat16, strings);
+    ``None`` for dtypes that hold Python objects, whose references a copy of their bits
+    would not count."""
+    if dtype.hasobject:
+        return None
+    return next((_UNSIGNED[size] for size in (8, 4, 2, 1) if dtype.itemsize % size == 0), None)
+
+
+def _arithmetic_type(dtype: np.dtype, how: Named | None) -> np.dtype | None:
+    """The type a row kernel combines ``dtype``'s elements in (its columns split into
+    equal parts where the type is narrower), or ``None`` where no kernel gives the
+    generic path's result: integers add and multiply modulo ``2**bits`` as unsigned
+    numbers, complex numbers add as pairs of floats; half floats, extension types and
+    non-native byte orders have no kernel arithmetic."""
+    if how is None:
+        return _bits(dtype)
+    if not dtype.isnative:
+        return None
+    if dtype.kind in "iu":
+        return _UNSIGNED[dtype.itemsize] if how in (Named.ADD, Named.MUL) else dtype
+    if dtype in _FLOATS:
+        return dtype
+    return _COMPLEX_PARTS.get(dtype) if how is Named.ADD else None
+
+
+def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> Array | None:
+    """Apply ``values[k]`` to row ``rows[k]`` of the 2-D ``table`` in place, in the order
+    of ``k`` (replace where ``how`` is ``None``: the last write wins), and return
+    ``table``; ``None`` where no kernel takes these arrays (a dtype without kernel
+    arithmetic or of Python objects, a table that is not C-contiguous, rows not int64).
+
+    ``rows`` and ``values`` are read as they were before the call (copied where they may
+    share memory with ``table``; read-only ones too, which would be other types to numba,
+    each compiled again). A row outside ``table`` raises :class:`IndexError` (the
+    rows before it are written): only a broken promise gets one here.
+    """
+    kind = _arithmetic_type(table.dtype, how)
+    if kind is None or values.dtype != table.dtype or rows.dtype != _INDEX_TYPES[0]:
+        return None
+    if not table.flags.c_contiguous:
+        return None
+    rows, values = (
+        a if a.flags.writeable and not np.may_share_memory(table, a) else np.array(a, copy=True)
+        for a in (rows, values)
+    )
+    values = np.ascontiguousarray(values)
+    bad = _ROW_KERNELS[how](table.view(kind), rows, values.view(kind))
+    if bad >= 0:
+        raise IndexError(
+            f"index {rows[bad]} is out of bounds for axis 0 with size {table.shape[0]}"
+        )
+    return table
+
+
+def take_along_axis(
+    x: Array, indices: Array, axis: int, *, wrap: bool, outside: str, fill: object = None
+) -> tuple[Array, int] | None:
+    """``x`` read at ``indices`` along ``axis`` (``indices`` has ``x``'s other dims), and
+    the flat position of the first index outside its dim, or -1. ``wrap``: negative
+    indices count from the end first; then an index outside is clipped (``outside`` is
+    ``"clip"``), read as ``fill`` (``"fill"``) or stops the loop (``"stop"``; the result
+    is then unspecified). ``None`` where no kernel takes these arrays (``x`` not
+    C-contiguous, indices neither int64 nor int32, elements of more than 8 bytes or of
+    Python objects)."""
+    bits = _bits(x.dtype)
+    if bits is None or bits.itemsize != x.dtype.itemsize or not x.flags.c_contiguous:
+        return None
+    if indices.dtype not in _INDEX_TYPES:
+        return None
+    n = x.shape[axis]
+    outer, inner = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1 :])
+    out = np.empty(indices.shape, dtype=x.dtype)
+    fill_bits = np.zeros(1, dtype=bits)
+    if outside == "fill":
+        fill_bits = np.full(1, fill, dtype=x.dtype).view(bits)
+    if not indices.flags.writeable:  # another type to numba, compiled again: copied
+        indices = np.array(indices, copy=True)
+    bad = _take_along(
+        x.view(bits).reshape(outer, n, inner),
+        np.ascontiguousarray(indices).reshape(outer, indices.shape[axis], inner),
+        out.view(bits).reshape(outer, indices.shape[axis], inner),
+        wrap,
+        _OUTSIDE[outside],
+        fill_bits,
+    )
+    return out, int(bad)

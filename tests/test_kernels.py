@@ -1,0 +1,422 @@
+"""The compiled host kernels (numba, the ``fast`` extra) against the generic path and the
+StableHLO and ONNX transcriptions.
+
+The kernels run from a size (``_host.KERNEL_MIN_ELEMENTS``); the tests set it to 0 so
+that small arrays take them, and spy on the kernel module to check that they ran. Few
+dtypes are drawn on purpose: each kernel compiles once per dtype (a fraction of a second,
+cached on disk), so the tests use the ones the rest of the suite uses (float64, int64)
+where any will do, and one of each other way the kernels see a dtype (bits moved as they
+are, complex numbers as float pairs, dtypes they decline). The broken promises of every
+kernel run in a child process in tests/test_broken_promises.py; the host paths they take
+over from are tested without them in tests/test_host_fast_paths.py.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+from helpers import ROW_SCATTER
+from hypothesis import given
+from hypothesis import strategies as st
+from reference import gather as gather_reference
+from reference import onnx_ops
+from reference import scatter as reference
+from test_host_fast_paths import assert_bits_equal, values_of
+
+import indexops
+from indexops import onnx
+from indexops._backends import _host
+from indexops._execute import rows as rows_module
+from indexops._testing import generic_only, without_kernels
+from indexops._validate.combiners import Named
+
+kernels = _host.kernels()
+pytestmark = pytest.mark.skipif(kernels is None, reason="numba is not installed (the fast extra)")
+
+COMBINERS = (None, "add", "mul", "min", "max")
+# float64: IEEE add, mul, min and max; int64: sums and products that wrap
+DTYPES = ("float64", "int64")
+ELEMENT_GATHER = {
+    "offset_dims": (), "collapsed_slice_dims": (1,), "start_index_map": (1,),
+    "index_vector_dim": 2, "slice_sizes": (1, 1), "operand_batching_dims": (0,),
+    "start_indices_batching_dims": (0,),
+}  # fmt: skip
+
+
+@pytest.fixture
+def ran(monkeypatch):
+    """Kernels from the first element on; the list of the kernels that ran (a wrapper
+    that returns ``None`` declined the arrays)."""
+    monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
+    calls: list[str] = []
+    for name in ("apply_rows", "take_along_axis"):
+        run = getattr(kernels, name)
+
+        def spy(*args, run=run, name=name, **kwargs):
+            result = run(*args, **kwargs)
+            if result is not None:
+                calls.append(name)
+            return result
+
+        monkeypatch.setattr(kernels, name, spy)
+    return calls
+
+
+def scatter_rows(operand, rows, updates, how, **options):
+    with np.errstate(all="ignore"):  # sums and products that wrap or overflow
+        return indexops.scatter(
+            operand, rows, updates, update_computation=how, **ROW_SCATTER, **options
+        )
+
+
+def wide(a):
+    """``a`` in a NumPy type that holds every value of the dtypes here, to compare."""
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+
+
+@given(
+    dtype=st.sampled_from(DTYPES),
+    how=st.sampled_from(COMBINERS),
+    width=st.sampled_from([1, 3]),
+    mode=st.sampled_from(["drop", "clip", "promise_in_bounds"]),
+    copy=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_row_kernel_applies_the_updates_in_order(ran, dtype, how, width, mode, copy, seed):
+    """Every combiner, duplicates applied one by one in order: bit for bit the sequence
+    (signed zeros, NaN and wrapping included) and the generic path."""
+    ran.clear()
+    rng = np.random.default_rng(seed)
+    operand = values_of(rng, (7, width), dtype)
+    low, high = (0, 7) if mode == "promise_in_bounds" else (-2, 9)
+    rows = rng.integers(low, high, size=(40, 1))
+    updates = values_of(rng, (40, width), dtype)
+    result = scatter_rows(operand.copy(), rows, updates, how, mode=mode, copy=copy)
+    assert ran == ["apply_rows"]
+    with generic_only():
+        expected = scatter_rows(operand.copy(), rows, updates, how, mode=mode)
+    assert_bits_equal(result, expected)
+    if how not in ("min", "max"):  # the transcription's min and max are Python's
+        with np.errstate(all="ignore"):
+            sequence = reference.scatter(
+                operand, rows, updates, update_computation=how, mode=mode, **ROW_SCATTER
+            )
+        assert_bits_equal(result, sequence)
+
+
+@pytest.mark.parametrize("how", ["min", "max"])
+def test_row_kernel_min_max_are_ieee(ran, how):
+    """Zeros of both signs give -0.0 for min and +0.0 for max in every order; NaN wins,
+    already there or updated."""
+    operand = np.array([[-0.0, 0.0, 0.0, -0.0, np.nan, 1.0]])
+    updates = np.array([[0.0, -0.0, 0.0, -0.0, 1.0, np.nan]] * 2)
+    result = scatter_rows(operand, np.zeros((2, 1), np.int64), updates, how)
+    negative = how == "min"
+    np.testing.assert_array_equal(np.signbit(result[0, :4]), [negative] * 2 + [False, True])
+    assert np.isnan(result[0, 4:]).all()
+
+
+def test_replace_without_unique_indices_skips_the_last_write_search(ran, monkeypatch):
+    """Last write wins by the order of the loop: no search for each row's last writer."""
+    searches = []
+    monkeypatch.setattr(
+        rows_module, "_last_occurrences_on_host", lambda *a: searches.append(a) or None
+    )
+    rows = np.array([[2], [0], [2], [1], [2]])
+    updates = np.arange(10.0).reshape(5, 2)
+    result = scatter_rows(np.zeros((3, 2)), rows, updates, None)
+    np.testing.assert_array_equal(result, [[2.0, 3.0], [6.0, 7.0], [8.0, 9.0]])
+    assert searches == []
+
+
+def as_dtype(name):
+    return np.dtype(ml_dtypes.bfloat16 if name == "bfloat16" else name)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "how"),
+    [
+        (dtype, how)
+        for dtype in ("float16", ">f8", "complex128", "bfloat16", "bool", "object")
+        for how in (None, "add", "mul")
+        # named combiners refuse bool and objects (test_scatter.py)
+        if how is None or dtype not in ("bool", "object")
+    ],
+)
+def test_row_kernel_keeps_dtype_and_byte_order_or_declines(ran, dtype, how):
+    """Replace moves bits, so every dtype of 1, 2, 4 or 8 bytes (or a multiple of 8)
+    takes the kernel; arithmetic needs numba's types in native order, else the other
+    paths run (half floats, ml_dtypes' bfloat16, non-native byte order, complex products). Which
+    dtypes take the kernel is one rule for every combiner (``_arithmetic_type``). Python
+    objects never do: moving their bits would not count their references."""
+    dtype = as_dtype(dtype)
+    rng = np.random.default_rng(0)
+    operand = rng.integers(0, 3, size=(5, 4)).astype(dtype)
+    updates = rng.integers(1, 3, size=(9, 4)).astype(dtype)
+    rows = rng.integers(0, 5, size=(9, 1))
+    result = scatter_rows(operand, rows, updates, how)
+    with generic_only():
+        expected = scatter_rows(operand, rows, updates, how)
+    assert result.dtype == dtype  # its byte order too
+    np.testing.assert_array_equal(wide(result), wide(expected))
+    arithmetic = dtype.isnative and (
+        dtype.kind in "iu" or dtype in (np.float32, np.float64) or (dtype.kind, how) == ("c", "add")
+    )
+    assert ran == (["apply_rows"] if (how is None or arithmetic) and not dtype.hasobject else [])
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+@pytest.mark.parametrize("dtype", ["float64", ">f8", "complex128", "bfloat16", "object"])
+def test_element_gather_kernel(ran, mode, dtype):
+    """GatherElements along axis 1 in one pass: every mode, indices outside included
+    (clipped, filled; in range under the promise), elements moved as bits."""
+    dtype = as_dtype(dtype)
+    rng = np.random.default_rng(1)
+    operand = rng.integers(-9, 9, size=(6, 5)).astype(dtype)
+    low, high = (0, 5) if mode == "promise_in_bounds" else (-3, 8)
+    indices = rng.integers(low, high, size=(6, 4, 1))
+    result = indexops.gather(operand, indices, **ELEMENT_GATHER, mode=mode)
+    expected = gather_reference.gather(operand, indices, **ELEMENT_GATHER, mode=mode)
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(wide(result), wide(expected))
+    assert ran[:1] == (["take_along_axis"] if dtype.itemsize <= 8 and not dtype.hasobject else [])
+
+
+@pytest.mark.parametrize("index_dtype", ["int64", "int32", "uint8", "int16"])
+def test_onnx_gather_elements_wraps_and_checks_in_one_pass(ran, index_dtype):
+    """ONNX's negative indices wrap inside the kernel (int64 and int32 indices; the
+    others are widened first) and the first index outside is the named error."""
+    rng = np.random.default_rng(2)
+    data = rng.random((4, 3, 6))
+    low = 0 if index_dtype == "uint8" else -3
+    indices = rng.integers(low, 3, size=(4, 5, 6)).astype(index_dtype)
+    result = onnx.gather_elements(data, indices, axis=1)
+    np.testing.assert_array_equal(result, onnx_ops.gather_elements(data, indices, axis=1))
+    assert ran == ["take_along_axis"]
+    indices[2, 1, 4], indices[3, 0, 0] = 3, 7  # the first one outside is named
+    with pytest.raises(indexops.IndexOpsValueError, match=r"indices\[2, 1, 4\]=3 "):
+        onnx.gather_elements(data, indices, axis=1)
+
+
+def test_in_place_updates_and_rows_that_view_the_table(ran):
+    """Rows and updates that view the array written are read before the loop writes."""
+    table = np.arange(40, dtype=np.int64).reshape(10, 4) % 7
+    expected = reference.scatter(
+        table, table[3:9, :1].copy(), table[2:8].copy(), update_computation="add",
+        **ROW_SCATTER,
+    )  # fmt: skip
+    result = scatter_rows(table, table[3:9, :1], table[2:8], "add", copy=False)
+    assert result is table
+    np.testing.assert_array_equal(table, expected)
+    assert ran == ["apply_rows"]
+    rows = np.array([0, 1, 0, 1])  # straight into the kernel: no copy made above it
+    values = np.arange(8.0).reshape(4, 2)
+    view = np.zeros((2, 2))
+    assert kernels.apply_rows(view, rows, view[[1, 0, 1, 0]], None) is view
+    np.testing.assert_array_equal(view, 0.0)
+    kernels.apply_rows(values[:2], rows, values, Named.ADD)
+    np.testing.assert_array_equal(values[:2], [[4.0, 7.0], [10.0, 13.0]])
+
+
+def test_read_only_updates_and_indices_compile_no_other_signature(ran):
+    """Read-only arrays are other types to numba: read-only rows, updates and indices
+    are copied instead (a read-only table to gather from is not: it compiles again)."""
+    rows, values, indices = np.array([[1], [1]]), np.ones((2, 3)), np.array([[-1, 0], [2, -3]])
+    for a in (rows, values, indices):
+        a.flags.writeable = False
+    result = scatter_rows(np.zeros((2, 3)), rows, values, "add")
+    np.testing.assert_array_equal(result, [[0.0] * 3, [2.0] * 3])
+    taken = onnx.gather_elements(np.ones((2, 3)), indices, axis=1)
+    np.testing.assert_array_equal(taken, np.ones((2, 2)))
+    assert ran == ["apply_rows", "take_along_axis"]
+    from numba import types
+
+    for kernel in (kernels._add_rows, kernels._take_along):
+        arrays = [t for signature in kernel.signatures for t in signature]
+        assert all(t.mutable for t in arrays if isinstance(t, types.Array))
+
+
+def test_kernel_rows_outside_raise_index_error():
+    """A row outside the table (a broken promise) stops the loop with NumPy's error."""
+    table = np.zeros((4, 2))
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        kernels.apply_rows(table, np.array([1, 4, 2]), np.ones((3, 2)), None)
+    with pytest.raises(IndexError, match="index -1 is out of bounds"):
+        kernels.apply_rows(table, np.array([-1]), np.ones((1, 2)), None)
+
+
+def test_kernels_from_many_threads_at_once(ran):
+    """The kernels release the GIL and share nothing: results equal the serial ones."""
+    rng = np.random.default_rng(3)
+    cases = [(rng.random((64, 8)), rng.integers(0, 64, (500, 1)), how) for how in COMBINERS]
+    updates = rng.random((500, 8))
+    indices = rng.integers(-8, 8, size=(64, 8))
+
+    def call(case):
+        if case is None:
+            return onnx.gather_elements(cases[0][0], indices, axis=1)
+        table, rows, how = case
+        return scatter_rows(table, rows, updates, how)
+
+    work = [*cases, None] * 8
+    serial = [call(case) for case in work]
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(call, work))
+    finally:
+        sys.setswitchinterval(switch)
+    for got, expected in zip(results, serial):
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.fixture
+def numba_missing(monkeypatch):
+    """``import numba`` fails, as where the fast extra is not installed."""
+    monkeypatch.setitem(sys.modules, "numba", None)
+    monkeypatch.delitem(sys.modules, "indexops._backends._kernels")
+    monkeypatch.delattr(indexops._backends, "_kernels")  # what `from . import` reads first
+    _host._imported_kernels.cache_clear()
+    yield
+    _host._imported_kernels.cache_clear()
+
+
+class _BrokenNumba:
+    """A numba that imports but fails on use (built against another NumPy)."""
+
+    def __getattr__(self, name):
+        raise AttributeError(f"numba.{name}: built for another NumPy")
+
+
+@pytest.mark.parametrize("how", ["missing", "broken"])
+def test_without_numba_the_other_paths_give_the_same_results(numba_missing, monkeypatch, how):
+    if how == "broken":
+        monkeypatch.setitem(sys.modules, "numba", _BrokenNumba())
+    monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
+    assert _host.kernels() is None
+    rng = np.random.default_rng(4)
+    operand, rows = rng.random((6, 3)), rng.integers(0, 6, (20, 1))
+    updates, indices = rng.random((20, 3)), rng.integers(-3, 3, (6, 2))
+    for combiner in COMBINERS:
+        with generic_only():
+            expected = scatter_rows(operand, rows, updates, combiner)
+        np.testing.assert_array_equal(scatter_rows(operand, rows, updates, combiner), expected)
+    np.testing.assert_array_equal(
+        onnx.gather_elements(operand, indices, axis=1),
+        onnx_ops.gather_elements(operand, indices, axis=1),
+    )
+
+
+def test_without_kernels_hook_holds_in_its_thread_only():
+    with without_kernels():
+        assert _host.kernels() is None
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            assert pool.submit(_host.kernels).result() is kernels
+    assert _host.kernels() is kernels
+
+
+# -- torch on the CPU: the kernels on NumPy views of the tensors' memory ---------------------
+
+TORCH = pytest.mark.backends("torch")
+
+
+@TORCH
+@pytest.mark.parametrize("how", COMBINERS)
+def test_torch_rows_take_the_kernel_and_give_numpy_results(ran, how):
+    import torch
+
+    rng = np.random.default_rng(5)
+    operand, rows = values_of(rng, (6, 3), "float64"), rng.integers(0, 6, (30, 1))
+    updates = values_of(rng, (30, 3), "float64")
+    result = scatter_rows(*(torch.from_numpy(a) for a in (operand, rows, updates)), how)
+    assert type(result) is torch.Tensor and ran == ["apply_rows"]
+    with without_kernels():
+        expected = scatter_rows(operand, rows, updates, how)
+    assert_bits_equal(result.numpy(), expected)
+
+
+@TORCH
+def test_torch_onnx_gather_elements_takes_the_kernel(ran):
+    import torch
+
+    rng = np.random.default_rng(6)
+    data, indices = rng.random((5, 7)), rng.integers(-7, 7, (5, 4))
+    result = onnx.gather_elements(torch.from_numpy(data), torch.from_numpy(indices), axis=1)
+    assert type(result) is torch.Tensor and ran == ["take_along_axis"]
+    np.testing.assert_array_equal(result.numpy(), onnx_ops.gather_elements(data, indices, 1))
+
+
+@TORCH
+def test_torch_kernels_keep_autograd(ran):
+    """Tensors that require grad keep torch's own ops (the gradient flows); an in-place
+    kernel write counts as torch's own in-place ops count theirs, so a backward that
+    needs the values before it fails as it would after ``index_add_``."""
+    import torch
+
+    rows = torch.tensor([[0], [2], [0]])
+    updates = torch.ones(3, 2, requires_grad=True)
+    result = scatter_rows(torch.zeros(4, 2), rows, updates, "add")
+    result.sum().backward()
+    assert ran == [] and torch.equal(updates.grad, torch.ones(3, 2))
+    x, weight = torch.zeros(4, 2), torch.ones(4, 2, requires_grad=True)
+    saved = (x * weight).sum()  # x is saved for the gradient of weight
+    version = x._version
+    scatter_rows(x, rows, torch.ones(3, 2), "add", copy=False)
+    assert ran == ["apply_rows"] and x._version > version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        saved.backward()
+
+
+@TORCH
+def test_torch_kernels_in_inference_mode(ran):
+    import torch
+
+    with torch.inference_mode():
+        x = torch.zeros(4, 2)
+        written = scatter_rows(x, torch.tensor([[1], [1]]), torch.ones(2, 2), "add", copy=False)
+    assert written is x and ran == ["apply_rows"]
+    np.testing.assert_array_equal(x.numpy(), [[0, 0], [2, 2], [0, 0], [0, 0]])
+
+
+@TORCH
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+def test_torch_element_gather_takes_the_kernel_unless_grad_is_needed(ran, mode):
+    import torch
+
+    rng = np.random.default_rng(7)
+    operand = rng.random((6, 5))
+    low, high = (0, 5) if mode == "promise_in_bounds" else (-3, 8)
+    indices = rng.integers(low, high, size=(6, 4, 1))
+    expected = gather_reference.gather(operand, indices, **ELEMENT_GATHER, mode=mode)
+    result = indexops.gather(
+        torch.from_numpy(operand), torch.from_numpy(indices), **ELEMENT_GATHER, mode=mode
+    )
+    assert type(result) is torch.Tensor and ran == ["take_along_axis"]
+    np.testing.assert_array_equal(result.numpy(), expected)
+    x = torch.from_numpy(operand).requires_grad_()
+    indexops.gather(x, torch.from_numpy(indices), **ELEMENT_GATHER, mode=mode).sum().backward()
+    assert ran == ["take_along_axis"]  # torch's own gather: each read gets its gradient
+    counts = np.zeros_like(operand)
+    for row, columns in enumerate(indices[..., 0]):
+        read = columns if mode != "fill" else columns[(columns >= 0) & (columns < 5)]
+        np.add.at(counts[row], np.clip(read, 0, 4), 1)
+    np.testing.assert_array_equal(x.grad.numpy(), counts)
+
+
+def test_device_paths_take_no_kernel(ran):
+    """The test hook that runs the sync-free device algorithms on host arrays runs no
+    kernel either: they are host paths."""
+    from indexops._testing import device_paths
+
+    rows, values = np.array([[1], [1]]), np.ones((2, 3))
+    with device_paths():
+        result = scatter_rows(np.zeros((2, 3)), rows, values, "add")
+        taken = indexops.gather(np.ones((2, 3)), np.array([[[0], [2]]] * 2), **ELEMENT_GATHER)
+    np.testing.assert_array_equal(result, [[0.0] * 3, [2.0] * 3])
+    np.testing.assert_array_equal(taken, np.ones((2, 2)))
+    assert ran == []
