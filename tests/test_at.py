@@ -987,3 +987,45 @@ def test_a_mask_of_wide_rows_in_a_big_array_scatters(monkeypatch):
     monkeypatch.setattr(at_module, "ROW_MASK_MAX_ELEMENTS", x.size)
     assert_same(indexops.at(x)[mask].add(1.0), expected)
     assert len(own) == 1
+
+
+@pytest.mark.backends(lambda backend: backend.values_on_host)
+def test_one_array_of_rows_in_range_reads_by_the_library_s_own_indexing(xp, monkeypatch):
+    """``at(x)[rows].get()`` with int64 rows that the host finds in range reads ``x[rows]``
+    (a new array), whatever the mode but ``"fill"``, whose ``fill_value`` is checked on
+    every call; negative rows, rows out of range, other dtypes (torch reads uint8 as a
+    mask) and the first call of a signature take the core's gather. The first and the
+    repeated calls give NumPy's ``x[rows]`` (clipped where out of range)."""
+    from indexops._ops import at as at_module
+
+    own: list[bool] = []
+    read_rows = at_module._read_rows
+
+    def spy(*args: Any) -> Any:
+        found = read_rows(*args)
+        own.append(found is not None)
+        return found
+
+    monkeypatch.setattr(at_module, "_read_rows", spy)
+    table = np.arange(7.0 * 3).reshape(7, 3)
+    x = from_numpy(xp, table)
+    cases = [  # rows, mode, whether the library's own indexing reads them
+        (np.array([[6, 0], [2, 2]]), None, True),
+        (np.array([6, 0, 2]), "promise_in_bounds", True),
+        (np.array([6, 0, 2]), "clip", True),
+        (np.array([6, 0, 2]), "fill", False),
+        (np.array([6, -1, 2]), None, False),
+        (np.array([6, 9, 2]), None, False),
+        (np.array([6, 0, 2], np.uint8), None, False),
+        (np.array([6, 0, 2], np.int32), None, False),
+    ]
+    for rows, mode, by_own_indexing in cases:
+        expected = table[np.clip(np.where(rows < 0, rows + 7, rows), 0, 6)]
+        for _ in range(2):  # the first call of a signature, then a repeated one
+            own.clear()
+            got = indexops.at(x)[from_numpy(xp, rows)].get(mode=mode)
+            assert_same(got, expected)
+            assert not np.shares_memory(to_numpy(got), to_numpy(x))
+            assert any(own) == by_own_indexing, (rows, mode)
+    with pytest.raises(indexops.IndexOpsTypeError, match="fill_value"):
+        indexops.at(x)[from_numpy(xp, np.array([6, 0]))].get(mode="fill", fill_value="a")

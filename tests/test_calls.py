@@ -186,3 +186,167 @@ def test_test_hooks_hold_in_their_own_thread_only():
     with device_paths():
         assert not backend_for("test", x=x).host_reads
     assert backend_for("test", x=x).host_reads
+
+
+# -- at: the lowering of an index expression, one per signature ------------------------------
+
+
+class _Marked(np.ndarray):
+    """An ndarray subclass: a type of its own in a signature."""
+
+
+def _at_calls() -> dict[str, tuple[np.ndarray, object]]:
+    """``(x, idx)`` pairs whose signatures differ from the first one's in one part each
+    (and from one another): the value of an int, a slice bound or step, where ``None``
+    or ``...`` stands, whether ``idx`` is a tuple, an index array's shape or dtype, and
+    x's shape, dtype or type."""
+    x = np.arange(30.0).reshape(6, 5)
+    rows, columns = np.array([4, 0, -1]), np.array([3, 0, -1])  # no position repeats
+    return {
+        "base": (x, (rows, slice(1, 4))),
+        "slice start": (x, (rows, slice(0, 4))),
+        "slice stop": (x, (rows, slice(1, 5))),
+        "slice step": (x, (rows, slice(1, 4, 2))),
+        "negative step": (x, (rows, slice(4, 1, -1))),
+        "open start": (x, (rows, slice(None, 4))),
+        "int": (x, (rows, 1)),
+        "int value": (x, (rows, 3)),
+        "negative int": (x, (rows, -2)),
+        "None first": (x, (None, rows, slice(1, 4))),
+        "None second": (x, (rows, None, slice(1, 4))),
+        "Ellipsis last": (x, (rows, ...)),
+        "Ellipsis first": (x, (..., columns)),
+        "array alone": (x, rows),
+        "array in a tuple": (x, (rows,)),
+        "array shape": (x, (rows[:2], slice(1, 4))),
+        "array rank": (x, (rows[:, None], slice(1, 4))),
+        "array dtype": (x, (rows.astype(np.int32), slice(1, 4))),
+        "unsigned array": (x, (np.array([4, 0, 5], np.uint8), slice(1, 4))),
+        "two arrays": (x, (rows, columns)),
+        "int and array": (x, (1, columns)),
+        "x shape": (x[:, :4], (rows, slice(1, 4))),
+        "x dtype": (x.astype(np.float32), (rows, slice(1, 4))),
+        "x byte order": (x.astype(">f8"), (rows, slice(1, 4))),
+        "x type": (x.view(_Marked), (rows.view(_Marked), slice(1, 4))),
+    }
+
+
+def _at_results(calls: dict[str, tuple[np.ndarray, object]], order: list[str]) -> list[str]:
+    """The names of the calls in ``order`` whose get, set or add differ from NumPy's."""
+    wrong = []
+    for name in order:
+        x, idx = calls[name]
+        expected_set, expected_add = np.array(x), np.array(x)
+        expected_set[idx] = 7.0
+        expected_add[idx] += 1.0
+        target = indexops.at(x)[idx]
+        got = (np.asarray(target.get()), target.set(7.0), target.add(1.0))
+        expected = (np.asarray(x)[idx], expected_set, expected_add)
+        if not all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(got, expected)):
+            wrong.append(name)
+    return wrong
+
+
+def _at_entries() -> list[object]:
+    """The lowerings in the table (at's signatures begin with its name)."""
+    return [run for key, run in _calls._EXECUTORS.items() if key[0] == "at"]
+
+
+def test_at_calls_that_differ_in_one_part_of_the_signature_never_share_a_lowering(monkeypatch):
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    calls = _at_calls()
+    for _ in range(2):  # the second time through the table
+        assert _at_results(calls, list(calls)) == []
+    lowerings = _at_entries()
+    assert len(lowerings) == len(calls)
+    assert len({id(run) for run in lowerings}) == len(calls)
+
+
+def test_at_calls_that_differ_in_one_part_of_the_signature_from_many_threads(monkeypatch):
+    # threads meet each signature together, in different orders, while others look up
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    calls = _at_calls()
+    start = threading.Barrier(8)
+
+    def work(seed: int) -> list[str]:
+        order = [str(name) for name in np.random.default_rng(seed).permutation(list(calls))]
+        start.wait()
+        return _at_results(calls, order + order[::-1])
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            results = list(pool.map(work, range(8)))
+    finally:
+        sys.setswitchinterval(interval)
+    assert results == [[]] * 8
+    assert len(_at_entries()) == len(calls)
+
+
+def _by_option(rows: np.ndarray) -> dict[str, tuple[object, np.ndarray]]:
+    """Calls on one index expression that differ in the method or one of its options,
+    each with what it gives (``rows`` has an entry past the end and a negative one)."""
+    x = np.arange(12.0).reshape(6, 2)
+    wrapped = np.where(rows < 0, rows + 6, rows)
+    inside = (wrapped >= 0) & (wrapped < 6)
+    clipped = np.clip(wrapped, 0, 5)
+
+    def updated(positions, how):
+        out = x.copy()
+        how(out, positions, np.full((len(positions), 2), 2.0))
+        return out
+
+    def assign(out, positions, y):
+        out[positions] = y
+
+    def at_ufunc(ufunc):
+        return lambda out, positions, y: ufunc.at(out, positions, y)
+
+    filled = np.where(inside[:, None], x[clipped], -1.0)
+    y = np.full((len(rows), 2), 2.0)
+    at = indexops.at(x)[rows]
+    return {
+        "get": (lambda: at.get(), x[clipped]),
+        "get fill": (lambda: at.get(mode="fill", fill_value=-1.0), filled),
+        "get drop": (lambda: at.get(mode="drop", fill_value=-1.0), filled),
+        "set": (lambda: at.set(y), updated(wrapped[inside], assign)),
+        "set clip": (lambda: at.set(y, mode="clip"), updated(clipped, assign)),
+        "add": (lambda: at.add(y), updated(wrapped[inside], at_ufunc(np.add))),
+        "add clip": (lambda: at.add(y, mode="clip"), updated(clipped, at_ufunc(np.add))),
+        "multiply": (lambda: at.multiply(y), updated(wrapped[inside], at_ufunc(np.multiply))),
+        "max": (lambda: at.max(y), updated(wrapped[inside], at_ufunc(np.maximum))),
+        "min clip": (lambda: at.min(y, mode="clip"), updated(clipped, at_ufunc(np.minimum))),
+    }
+
+
+def test_at_methods_and_options_never_share_a_core_executor(monkeypatch):
+    """The core executors a lowering keeps, one per method's combiner and options: each
+    call gives its own result, first or repeated, in any order and from many threads."""
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    calls = _by_option(np.array([1, 9, -2, 3, -7]))
+    start = threading.Barrier(4)
+
+    def work(seed: int) -> list[str]:
+        order = [str(name) for name in np.random.default_rng(seed).permutation(list(calls))]
+        start.wait()
+        return [name for name in order * 2 if not np.array_equal(calls[name][0](), calls[name][1])]
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(work, range(4))) == [[]] * 4
+    (lowering,) = _at_entries()
+    # get: clip and fill (drop is fill); set and add: drop and clip; multiply, max, min
+    assert len(lowering.core) == 9
+
+
+@pytest.mark.backends("array_api_strict")
+def test_at_with_an_index_array_on_another_device_after_a_call_on_one():
+    import array_api_strict as xps
+
+    x = xps.reshape(xps.arange(12.0), (4, 3))
+    indexops.at(x)[xps.asarray([1, 3])].get()
+    indexops.at(x)[xps.asarray([1, 3])].add(1.0)
+    rows = xps.asarray([1, 3], device=xps.Device("device1"))
+    for method in ("get", "add"):
+        with pytest.raises(IndexOpsValueError, match="arrays on one device"):
+            getattr(indexops.at(x)[rows], method)(*(() if method == "get" else (1.0,)))

@@ -293,6 +293,10 @@ class At:
         if basic is not None:
             return _read_basic(backend, basic, self._x)
         x = self._x
+        if lowering.last_row is not None and gather_mode is not GatherMode.FILL:
+            rows = _read_rows(backend, lowering.last_row, x, self._idx)
+            if rows is not None:
+                return rows
         starts, in_range = lowering(x, self._idx)
         if in_range and gather_mode is GatherMode.CLIP:  # checked here: nothing to clip
             gather_mode = GatherMode.PROMISE_IN_BOUNDS
@@ -670,6 +674,7 @@ def _updates(
 _NAMED_FORMS = frozenset({str, type(None)})  # combiners the core keeps executors for
 _ARRAY = ("array",)  # an index array's place in a signature (its facts follow the static ones)
 _PLAIN_BOUNDS = frozenset({int, type(None)})
+_ONE_ARRAY = (OP, False, _ARRAY)  # the static part of an idx that is one index array
 
 
 def _index_signature(x: Array, idx: Any) -> tuple[Any, ...] | None:
@@ -680,6 +685,8 @@ def _index_signature(x: Array, idx: Any) -> tuple[Any, ...] | None:
     values set the plan; sequences; arrays of another library; NumPy integers, floats
     and bools, which compare equal to ints.
     """
+    if type(idx) is type(x):  # one index array: the common case, its signature at once
+        return None if _is_bool(idx.dtype) else signature(_ONE_ARRAY, x, idx)
     items = idx if type(idx) is tuple else (idx,)
     static: list[Any] = [OP, type(idx) is tuple]
     arrays = []
@@ -723,7 +730,7 @@ class _Lowering:
     Called with a call's ``x`` and ``idx``, it gives the start indices and whether the
     host found them all in range (:func:`start_indices`)."""
 
-    __slots__ = ("arrays", "backend", "basic", "core", "plan", "updates_basic")
+    __slots__ = ("arrays", "backend", "basic", "core", "last_row", "plan", "updates_basic")
 
     def __init__(
         self,
@@ -732,8 +739,12 @@ class _Lowering:
         basic: BasicIndex | None,
         arrays: list[Array] | None,
         updates_basic: BasicIndex | None = None,
+        last_row: int | None = None,
     ) -> None:
         self.backend, self.plan, self.basic, self.arrays = backend, plan, basic, arrays
+        # x's last row where idx is one array of rows that the library's own indexing
+        # reads as at does when every row is in range (see _read_rows)
+        self.last_row = last_row
         # the library's own key for updates only: a boolean mask of whole wide rows
         self.updates_basic = basic if updates_basic is None else updates_basic
         # the core op's executor per call options (mode, combiner, ...), for a kept
@@ -770,7 +781,11 @@ def _lower(op: str, x: Array, idx: Any, cached: bool) -> _Lowering:
     if negative_steps is not None and not plan.empty_dims:
         basic = basic_index(op, tuple(x.shape), parts, negative_steps)
     rows = None if cached else _row_mask(backend, x, idx)
-    return _Lowering(backend, plan, basic, None if cached else arrays, rows)
+    one_array = cached and negative_steps is not None and type(idx) is type(x)
+    last_row = None  # (torch reads a uint8 array as a mask: the index dtype only)
+    if one_array and idx.ndim and idx.dtype == backend.index_dtype():
+        last_row = x.shape[0] - 1
+    return _Lowering(backend, plan, basic, None if cached else arrays, rows, last_row)
 
 
 # Updates through a boolean mask of rows of at least this many elements, in an x of at
@@ -794,6 +809,15 @@ def _row_mask(backend: Backend, x: Array, idx: Any) -> BasicIndex | None:
     if math.prod(x.shape[rank:]) < ROW_MASK_MIN_WIDTH or x.size > ROW_MASK_MAX_ELEMENTS:
         return None
     return BasicIndex((idx, Ellipsis), ())
+
+
+def _read_rows(backend: Backend, last_row: int, x: Array, rows: Array) -> Array | None:
+    """``x[rows]`` by the library's own indexing (a new array) where the host finds every
+    entry of ``rows`` in ``[0, last_row]``, so that no mode has anything to clip or fill;
+    else None (negative rows count from the end in the core's gather)."""
+    if backend.values_on_host(rows) and backend.all_in_range(rows, last_row):
+        return x[rows]
+    return None
 
 
 def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:
