@@ -74,8 +74,9 @@ class Backend(enum.Enum):
 
     @property
     def extension_dtypes(self) -> bool:
-        """Whether its arrays hold NumPy's extension dtypes (ml_dtypes' bfloat16, float8)."""
-        return self.library in ("numpy", "jax")
+        """Whether its arrays hold NumPy's extension dtypes (ml_dtypes' bfloat16, float8):
+        NumPy's, Dask's (whose chunks are NumPy arrays) and JAX's."""
+        return self.library in ("numpy", "dask", "jax")
 
     @property
     def has_values(self) -> bool:

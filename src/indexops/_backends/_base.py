@@ -179,8 +179,9 @@ class Backend:
     def has_kind(self, dtype: Any, kind: str) -> bool:
         """``xp.isdtype(dtype, kind)``, remembered per dtype (isdtype costs microseconds).
 
-        Dtypes that ``isdtype`` refuses (ml_dtypes' bfloat16, float8, int4, ... on NumPy)
-        are classified by their NumPy kind or ml_dtypes' finfo/iinfo instead.
+        Dtypes that ``isdtype`` refuses or misses (ml_dtypes' bfloat16, float8, int4, ...
+        in NumPy and Dask arrays) are classified by their NumPy kind or ml_dtypes'
+        finfo/iinfo instead.
         """
         try:
             return _cached_kind(self.xp, dtype, kind)
@@ -502,11 +503,15 @@ class Backend:
 
 def _kind(xp: ModuleType, dtype: Any, kind: str) -> bool:
     try:
-        return bool(xp.isdtype(dtype, kind))
-    except TypeError:  # a dtype the standard does not name
-        from . import _dtypes
+        if xp.isdtype(dtype, kind):
+            return True
+    except TypeError:  # a dtype the standard does not name (NumPy's isdtype refuses it)
+        pass
+    # array-api-compat's isdtype (Dask's) answers False for such dtypes instead: ask the
+    # dtype itself (False for any dtype that is not NumPy's)
+    from . import _dtypes
 
-        return _dtypes.has_kind(dtype, kind)
+    return _dtypes.has_kind(dtype, kind)
 
 
 _cached_kind = static_cache(maxsize=256)(_kind)
