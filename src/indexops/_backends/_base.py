@@ -19,6 +19,7 @@ from .._errors import value_error
 from .._plan.cache import static_cache
 from .._typing import Array
 from .._validate.combiners import Named, named_function
+from ._dtypes import as_array, in_byte_order
 from ._signed_zeros import MIN_MAX, has_signed_zeros, with_ieee_zeros
 
 _IDENTITY_PERMUTATIONS = frozenset(tuple(range(n)) for n in range(65))
@@ -253,12 +254,15 @@ class Backend:
         return self.xp.clip(x, min=low, max=high)
 
     def where(self, condition: Array, a: Any, b: Any) -> Array:
-        """``xp.where``; ``a`` or ``b`` may be a Python scalar."""
-        return self.xp.where(condition, a, b)
+        """``xp.where``; ``a`` or ``b`` may be a Python scalar. The result keeps their
+        byte order (NumPy's gives the native one)."""
+        return in_byte_order(self.xp.where(condition, a, b), a, b)
 
     def negative(self, x: Array) -> Array:
-        """``-x`` (modulo ``2**bits`` for unsigned integers)."""
-        return self.xp.negative(x)
+        """``-x`` in the dtype of ``x``: modulo ``2**bits`` for unsigned integers and
+        ml_dtypes' int4 (whose negation NumPy gives as int8), byte order kept."""
+        negated = self.xp.negative(x)
+        return negated if negated.dtype == x.dtype else self.astype(as_array(negated), x.dtype)
 
     def elementwise(self, name: str) -> Callable[[Array, Array], Array]:
         """The library's elementwise function ``name`` (``"divide"``, ``"pow"``), made to
@@ -323,7 +327,7 @@ class Backend:
         position = self.clip(xp.searchsorted(ordered, every_row), None, rows.shape[0] - 1)
         hit = self.take_rows(ordered, position) == every_row
         source = self.take_rows(values, self.take_rows(order, position))
-        return xp.where(hit[:, None], source, table)
+        return self.where(hit[:, None], source, table)
 
     def rows_increase(self, rows: Array) -> bool:
         """Whether each entry of the 1-D ``rows`` is above the one before, so that no row

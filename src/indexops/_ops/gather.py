@@ -286,7 +286,7 @@ def _take_elements(
             if not is_array(fill):
                 fill = backend.full((), fill, operand.dtype, operand)
             inside = (starts >= 0) & (starts <= limit)
-            taken = backend.xp.where(inside, taken, fill)
+            taken = backend.where(inside, taken, fill)
     return backend.permute_dims(taken, to_result)
 
 
@@ -323,7 +323,7 @@ def _execute(
         inside = on_indices.xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
         if not is_array(fill):
             fill = backend.full((), fill, operand.dtype, operand)
-        windows = xp.where(inside, windows, fill)
+        windows = backend.where(inside, windows, fill)
     return backend.permute_dims(windows, plan.to_layout)
 
 
