@@ -74,8 +74,17 @@ class Backend(enum.Enum):
 
     @property
     def extension_dtypes(self) -> bool:
-        """Whether its arrays hold NumPy's extension dtypes (ml_dtypes' bfloat16, float8)."""
-        return self.library in ("numpy", "jax")
+        """Whether its arrays hold NumPy's extension dtypes (ml_dtypes' bfloat16, float8):
+        NumPy's, Dask's (whose chunks are NumPy arrays) and JAX's."""
+        return self.library in ("numpy", "dask", "jax")
+
+    @property
+    def byte_orders(self) -> bool:
+        """Whether its arrays hold NumPy dtypes in either byte order (big-endian data read
+        from a file): NumPy's and Dask's. torch's and JAX's refuse them (``torch.from_numpy``
+        and ``jnp.asarray`` raise) and array-api-strict has no such dtype: their users
+        convert to the native order first, which is NumPy's business, not indexops'."""
+        return self.library in ("numpy", "dask")
 
     @property
     def has_values(self) -> bool:

@@ -1,6 +1,6 @@
 """NumPy's extension dtypes (ml_dtypes' bfloat16, float8, float4, int4, ...) in every op.
 
-NumPy and JAX arrays hold them; the Array API's ``isdtype`` cannot name them. Every
+NumPy, Dask and JAX arrays hold them; the Array API's ``isdtype`` cannot name them. Every
 combine rounds to the element type after each update, as StableHLO applies the combiner
 in the element type: the references here do the same, one update at a time.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from backends import DRAWN
+from backends import DRAWN, Backend
 from helpers import ROW_GATHER, ROW_SCATTER, assert_same, from_numpy
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import gather as gather_reference
 from reference import scatter as scatter_reference
@@ -42,7 +42,7 @@ STARTS = np.array([[1, 0], [3, 1], [1, 0], [2, 2], [-1, 0], [1, 1], [1, 0]])
 IN_BOUNDS = np.clip(STARTS, 0, [3, 1])
 
 
-# On the backends whose arrays hold the extension dtypes (NumPy's and JAX's)
+# On the backends whose arrays hold the extension dtypes (NumPy's, Dask's and JAX's)
 pytestmark = pytest.mark.backends(lambda backend: backend.extension_dtypes)
 
 
@@ -68,10 +68,24 @@ def old_times_two_plus_new(old, new):
 
 
 @DRAWN
+@pytest.mark.backends(lambda backend: backend is not Backend.DASK)
 @given(data=st.data())
 def test_scatter_every_combiner_and_mode(xp, backend, monkeypatch, data):
+    check_every_combiner_and_mode(xp, backend, monkeypatch, data)
+
+
+# Dask: fewer draws (each builds and runs a graph), every dtype; its chunks take NumPy's
+# paths, which the test above runs each draw through
+@pytest.mark.backends(Backend.DASK)
+@settings(max_examples=12)
+@given(data=st.data())
+def test_scatter_every_combiner_and_mode_chunk_by_chunk(xp, backend, monkeypatch, data):
+    check_every_combiner_and_mode(xp, backend, monkeypatch, data)
+
+
+def check_every_combiner_and_mode(xp, backend, monkeypatch, data):
     # JAX: the strategies' extension dtypes only (each call compiles)
-    dtype = data.draw(st.sampled_from(DTYPES if backend.library == "numpy" else EXTENSION_DTYPES))
+    dtype = data.draw(st.sampled_from(EXTENSION_DTYPES if backend.library == "jax" else DTYPES))
     combiner = data.draw(st.sampled_from(COMBINERS))
     mode = data.draw(st.sampled_from(MODES))
     seed = data.draw(st.integers(0, 2**16))

@@ -329,6 +329,7 @@ def nd_cases(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int]:
 
 @DRAWN
 @FEW
+@pytest.mark.filterwarnings("ignore:Increasing number of chunks")  # dask, on drawn shapes
 @given(case=nd_cases(), dtype=DTYPES, reduction=REDUCTIONS, data=st.data())
 def test_nd_match_definition(xp, backend, case, dtype, reduction, data):
     operand, indices, b = case

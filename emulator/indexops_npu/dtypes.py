@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from indexops._extension import type_error
 
 SIZES = {
@@ -42,8 +44,15 @@ def dtype_name(dtype: Any, arg: str = "dtype") -> str:
     >>> import numpy as np
     >>> dtype_name("DT_BF16"), dtype_name(np.float32), dtype_name("int64")
     ('bf16', 'fp32', 'int64')
+
+    A NumPy dtype in either byte order names its type (the host array's layout):
+
+    >>> dtype_name(np.dtype(">f4")), dtype_name(np.dtype("<i2"))
+    ('fp32', 'int16')
     """
     text = getattr(dtype, "__name__", None) if isinstance(dtype, type) else None
+    if isinstance(dtype, np.dtype):  # str() of a non-native one is its code (">f4")
+        text = dtype.name
     text = (text or str(dtype)).lower().removeprefix("<class '").rstrip("'>")
     text = text.rsplit(".", 1)[-1].removeprefix("dt_")  # torch.float32, numpy.int64, ...
     name = _ALIASES.get(text, text)
@@ -65,8 +74,6 @@ def numpy_dtype(name: str) -> Any:
     >>> numpy_dtype("fp16")
     dtype('float16')
     """
-    import numpy as np
-
     if name == "bf16":
         import ml_dtypes
 

@@ -19,6 +19,7 @@ from .._errors import value_error
 from .._plan.cache import static_cache
 from .._typing import Array
 from .._validate.combiners import Named, named_function
+from ._dtypes import as_array, in_byte_order
 from ._signed_zeros import MIN_MAX, has_signed_zeros, with_ieee_zeros
 
 _IDENTITY_PERMUTATIONS = frozenset(tuple(range(n)) for n in range(65))
@@ -197,8 +198,9 @@ class Backend:
     def has_kind(self, dtype: Any, kind: str) -> bool:
         """``xp.isdtype(dtype, kind)``, remembered per dtype (isdtype costs microseconds).
 
-        Dtypes that ``isdtype`` refuses (ml_dtypes' bfloat16, float8, int4, ... on NumPy)
-        are classified by their NumPy kind or ml_dtypes' finfo/iinfo instead.
+        Dtypes that ``isdtype`` refuses or misses (ml_dtypes' bfloat16, float8, int4, ...
+        in NumPy and Dask arrays) are classified by their NumPy kind or ml_dtypes'
+        finfo/iinfo instead.
         """
         try:
             return _cached_kind(self.xp, dtype, kind)
@@ -270,12 +272,15 @@ class Backend:
         return self.xp.clip(x, min=low, max=high)
 
     def where(self, condition: Array, a: Any, b: Any) -> Array:
-        """``xp.where``; ``a`` or ``b`` may be a Python scalar."""
-        return self.xp.where(condition, a, b)
+        """``xp.where``; ``a`` or ``b`` may be a Python scalar. The result keeps their
+        byte order (NumPy's gives the native one)."""
+        return in_byte_order(self.xp.where(condition, a, b), a, b)
 
     def negative(self, x: Array) -> Array:
-        """``-x`` (modulo ``2**bits`` for unsigned integers)."""
-        return self.xp.negative(x)
+        """``-x`` in the dtype of ``x``: modulo ``2**bits`` for unsigned integers and
+        ml_dtypes' int4 (whose negation NumPy gives as int8), byte order kept."""
+        negated = self.xp.negative(x)
+        return negated if negated.dtype == x.dtype else self.astype(as_array(negated), x.dtype)
 
     def elementwise(self, name: str) -> Callable[[Array, Array], Array]:
         """The library's elementwise function ``name`` (``"divide"``, ``"pow"``), made to
@@ -339,7 +344,7 @@ class Backend:
         taken = self.take_along_axis(x, self.clip(indices, 0, n - 1), axis)
         if not hasattr(fill, "shape"):
             fill = self.full((), fill, x.dtype, x)
-        return self.xp.where((indices >= 0) & (indices < n), taken, fill)
+        return self.where((indices >= 0) & (indices < n), taken, fill)
 
     def take_along_axis_wrapped(
         self, x: Array, indices: Array, axis: int
@@ -376,7 +381,7 @@ class Backend:
         position = self.clip(xp.searchsorted(ordered, every_row), None, rows.shape[0] - 1)
         hit = self.take_rows(ordered, position) == every_row
         source = self.take_rows(values, self.take_rows(order, position))
-        return xp.where(hit[:, None], source, table)
+        return self.where(hit[:, None], source, table)
 
     def rows_increase(self, rows: Array) -> bool:
         """Whether each entry of the 1-D ``rows`` is above the one before, so that no row
@@ -567,11 +572,15 @@ class Backend:
 
 def _kind(xp: ModuleType, dtype: Any, kind: str) -> bool:
     try:
-        return bool(xp.isdtype(dtype, kind))
-    except TypeError:  # a dtype the standard does not name
-        from . import _dtypes
+        if xp.isdtype(dtype, kind):
+            return True
+    except TypeError:  # a dtype the standard does not name (NumPy's isdtype refuses it)
+        pass
+    # array-api-compat's isdtype (Dask's) answers False for such dtypes instead: ask the
+    # dtype itself (False for any dtype that is not NumPy's)
+    from . import _dtypes
 
-        return _dtypes.has_kind(dtype, kind)
+    return _dtypes.has_kind(dtype, kind)
 
 
 _cached_kind = static_cache(maxsize=256)(_kind)

@@ -21,6 +21,7 @@ from dask.highlevelgraph import HighLevelGraph
 from .._errors import type_error, value_error
 from .._typing import Array
 from ._base import Backend, ValuesUnknown
+from ._dtypes import in_byte_order
 
 
 class _Namespace(ModuleType):
@@ -119,7 +120,7 @@ class DaskBackend(Backend):
         return x if high is None else da.minimum(x, high)
 
     def where(self, condition: Array, a: Any, b: Any) -> Array:
-        return da.where(condition, a, b)
+        return in_byte_order(da.where(condition, a, b), a, b)
 
     def copy(self, x: Array) -> Array:
         return x.copy()  # a new Array of the same (immutable) graph

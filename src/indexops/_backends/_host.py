@@ -34,7 +34,8 @@ def all_in_range(x: np.ndarray, high: int) -> bool:
     if x.size <= LIST_ENTRIES:
         return list_in_range(x.reshape(-1).tolist(), high)
     if x.dtype.kind == "i":  # negatives read as unsigned are above every bound
-        x = x.view(_UNSIGNED[x.dtype.itemsize])
+        unsigned = _UNSIGNED[x.dtype.itemsize]
+        x = x.view(unsigned if x.dtype.isnative else unsigned.newbyteorder(x.dtype.byteorder))
     return high >= 0 and int(np.maximum.reduce(x, axis=None)) <= high
 
 

@@ -15,6 +15,7 @@ from .._plan.cache import static_cache
 from .._typing import Array
 from .._validate.combiners import Named
 from ._base import repeats_elements
+from ._dtypes import signed_of
 from ._host import HostKernels, all_in_range, count_distinct, holds_zero, rows_increase, zero_rows
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
@@ -184,6 +185,10 @@ class NumpyBackend(HostKernels):
         target = x if in_place else np.array(x, copy=True)
         target[key] = values
         return target
+
+    def signed_view(self, x: Array) -> Array | None:
+        signed = signed_of(x.dtype, self.finfo(x.dtype).bits)
+        return None if signed is None else x.view(signed)
 
     def rows_increase(self, rows: Array) -> bool:
         return rows_increase(rows)

@@ -313,7 +313,7 @@ def _execute(
         inside = on_indices.xp.reshape(inside, plan.batch_shape + (1,) * len(plan.window_shape))
         if not is_array(fill):
             fill = backend.full((), fill, operand.dtype, operand)
-        windows = xp.where(inside, windows, fill)
+        windows = backend.where(inside, windows, fill)
     return backend.permute_dims(windows, plan.to_layout)
 
 
