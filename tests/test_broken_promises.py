@@ -361,6 +361,12 @@ def element_calls(convert: Callable, table: Any, rows: Any, updates: Any) -> dic
     }
     # ONNX's check names the first index outside (negative ones wrap first)
     gathers["onnx gather_elements"] = lambda: onnx.gather_elements(x, indices[..., 0], axis=1)
+    # NumPy's take_along_axis idiom, an element gather or scatter by a batching dim
+    counting = convert(np.arange(n)[:, None])
+    idiom = indexops.at(x)[counting, indices[..., 0]]
+    gathers["at idiom get"] = lambda: idiom.get(mode="promise_in_bounds")
+    gathers["at idiom add"] = lambda: idiom.add(values, mode="promise_in_bounds")
+    gathers["at idiom set"] = lambda: idiom.set(values, mode="promise_in_bounds")
     scatter = functools.partial(indexops.scatter, x, indices, values, **ELEMENT_SCATTER)
     scatters = {
         f"element scatter {how} {mode}": functools.partial(

@@ -422,3 +422,104 @@ def test_device_paths_take_no_kernel(ran):
     np.testing.assert_array_equal(result, [[0.0] * 3, [2.0] * 3])
     np.testing.assert_array_equal(taken, np.ones((2, 2)))
     assert ran == []
+
+
+# -- NumPy's take_along_axis idiom: x[rows[:, None], idx] ----------------------------------
+
+ELEMENT_SCATTER = {
+    "update_window_dims": (), "inserted_window_dims": (1,), "scatter_dims_to_operand_dims": (1,),
+    "index_vector_dim": 2, "input_batching_dims": (0,), "scatter_indices_batching_dims": (0,),
+}  # fmt: skip
+
+
+@pytest.fixture
+def columns(monkeypatch):
+    """The number of columns of the start indices of each of at's calls."""
+    from indexops._ops import at as at_module
+
+    seen: list[int] = []
+    make = at_module.start_indices
+
+    def spy(*args):
+        starts, in_range = make(*args)
+        seen.append(starts.shape[-1])
+        return starts, in_range
+
+    monkeypatch.setattr(at_module, "start_indices", spy)
+    return seen
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+@pytest.mark.parametrize("dtype", ["float64", ">f4", "bfloat16"])
+def test_at_take_along_idiom_reaches_the_element_gather_kernel(ran, columns, mode, dtype):
+    """``rows`` counting down the first dim is a batching dim: one start column, the
+    element gather kernel, NumPy's and the reference's result in x's dtype and byte
+    order (negative indices count from the end first, as in NumPy)."""
+    dtype = as_dtype(dtype)
+    rng = np.random.default_rng(11)
+    x = rng.integers(-9, 9, size=(6, 5)).astype(dtype)
+    low, high = (-5, 5) if mode == "promise_in_bounds" else (-8, 9)
+    idx = rng.integers(low, high, size=(6, 7))
+    result = indexops.at(x)[np.arange(6)[:, None], idx].get(mode=mode, fill_value=-1)
+    wrapped = np.where(idx < 0, idx + 5, idx)
+    expected = gather_reference.gather(
+        x, wrapped[..., None], **ELEMENT_GATHER, mode=mode, fill_value=-1
+    )
+    assert result.dtype == dtype and ran == ["take_along_axis"] and columns == [1]
+    np.testing.assert_array_equal(wide(result), wide(expected))
+    if mode == "promise_in_bounds":
+        np.testing.assert_array_equal(wide(result), wide(x[np.arange(6)[:, None], idx]))
+
+
+@pytest.mark.parametrize("how", ["set", "add", "max"])
+def test_at_take_along_idiom_writes_by_a_batching_dim(ran, columns, how):
+    """``.set``, ``.add`` and ``.max`` through the idiom (rows of another integer
+    dtype): one start column, the row kernel, the reference scatter's result
+    (duplicates in order); in place, updates that are x itself are read as they were."""
+    rng = np.random.default_rng(12)
+    x = rng.integers(-9, 9, size=(6, 5)).astype(np.float64)
+    idx = rng.integers(-5, 5, size=(6, 5))
+    y = rng.integers(-9, 9, size=(6, 5)).astype(np.float64)
+    computation = {"set": None, "add": "add", "max": "max"}[how]
+    wrapped = np.where(idx < 0, idx + 5, idx)[..., None]
+    rows = np.arange(6, dtype=np.int32)[:, None]
+    for updates, target, copy in ((y, x, True), (x, x.copy(), False)):
+        expected = reference.scatter(
+            target, wrapped, updates if updates is y else target,
+            update_computation=computation, **ELEMENT_SCATTER,
+        )  # fmt: skip
+        aliased = updates if updates is y else target
+        result = getattr(indexops.at(target)[rows, idx], how)(aliased, copy=copy)
+        np.testing.assert_array_equal(result, expected)
+        assert (result is target) is not copy
+    assert columns == [1, 1] and ran == ["apply_rows"] * 2
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [np.arange(6)[::-1, None], np.r_[0, 1, 2, 3, 5, 5][:, None], np.arange(5)[None, :]],
+    ids=["reversed", "one off", "along an axis of another size"],
+)
+def test_at_arrays_that_do_not_count_keep_their_columns(ran, columns, rows):
+    """Rows that do not count along their axis, or count along an axis of another size,
+    stay a start column: NumPy's result all the same."""
+    rng = np.random.default_rng(13)
+    x = rng.random((6, 5))
+    idx = rng.integers(0, 5, size=(6, 5))
+    np.testing.assert_array_equal(indexops.at(x)[rows, idx].get(), x[rows, idx])
+    assert columns == [2]
+
+
+@TORCH
+def test_torch_take_along_idiom_reaches_the_kernels(ran, columns):
+    import torch
+
+    rng = np.random.default_rng(14)
+    x = torch.from_numpy(rng.random((6, 5)))
+    idx = torch.from_numpy(rng.integers(-5, 5, size=(6, 7)))
+    rows = torch.arange(6)[:, None]
+    torch.testing.assert_close(indexops.at(x)[rows, idx].get(), x[rows, idx], rtol=0, atol=0)
+    y = torch.from_numpy(rng.random((6, 7)))
+    expected = x.clone().index_put_((rows.expand(6, 7), idx % 5), y, accumulate=True)
+    torch.testing.assert_close(indexops.at(x)[rows, idx].add(y), expected)
+    assert columns == [1, 1] and ran[:1] == ["take_along_axis"]  # (adds: torch's scatter)

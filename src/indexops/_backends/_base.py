@@ -252,6 +252,12 @@ class Backend:
         xp = self.xp
         return bool((xp.min(x) >= 0) & (xp.max(x) <= high)) if math.prod(x.shape) else True
 
+    def counts_up(self, x: Array, elements: int) -> bool:
+        """Whether the values of the integer array ``x``, flat, are ``0, 1, 2, ...``,
+        where the library reads them for a compiled kernel taking work of ``elements``
+        elements; here never (False, nothing read): see ``HostKernels``."""
+        return False
+
     def holds_zero(self, x: Array) -> bool:
         """Whether some entry of ``x`` equals zero, read on the host (only for values on
         the host)."""

@@ -44,6 +44,16 @@ def list_in_range(values: list[int], high: int) -> bool:
     return not values or (min(values) >= 0 and max(values) <= high)
 
 
+def counts_up(x: np.ndarray) -> bool:
+    """Whether the entries of the integer array ``x``, flat, are ``0, 1, 2, ...``: its
+    ends first (most other arrays fail there), then one comparison with ``arange``."""
+    x = x.reshape(-1)
+    n = x.shape[0]
+    if n == 0 or x[0] != 0 or x[-1] != n - 1:
+        return False
+    return bool(np.equal(x, np.arange(n, dtype=x.dtype)).all())
+
+
 # Entries looked at first by rows_increase: most unsorted arrays fail there, before the
 # pass over all of them
 INCREASE_HEAD = 64
@@ -165,6 +175,13 @@ class HostKernels(NativeScatter):
 
     def written_on_host(self, x: Array) -> None:
         """Tell the library that a kernel wrote into ``x`` in place. Here: nothing."""
+
+    def counts_up(self, x: Array, elements: int) -> bool:
+        """Whether the values of the integer array ``x``, flat, are ``0, 1, 2, ...``,
+        read where the kernels would take work of ``elements`` elements and
+        :meth:`host_arrays` allows (else False: nothing is read)."""
+        arrays = self.host_arrays(x)
+        return arrays is not None and kernels_for(elements) is not None and counts_up(arrays[0])
 
     def take_along_axis_natively(self, x: Array, indices: Array, axis: int) -> Array:
         """:meth:`take_along_axis` by the library's own calls."""

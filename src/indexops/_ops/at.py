@@ -29,9 +29,11 @@ from .numpy_index import (
     BasicIndex,
     IndexPlan,
     basic_index,
+    counting_dims,
     index_plan,
     parse_index,
     start_indices,
+    with_batching,
 )
 from .scatter import scatter, scatter_executor
 
@@ -297,13 +299,13 @@ class At:
             rows = _read_rows(backend, lowering.last_row, x, self._idx)
             if rows is not None:
                 return rows
-        starts, in_range = lowering(x, self._idx)
+        starts, in_range, plan = lowering(x, self._idx)
         if in_range and gather_mode is GatherMode.CLIP:  # checked here: nothing to clip
             gather_mode = GatherMode.PROMISE_IN_BOUNDS
         if lowering.keeps_core:  # at's signature pins the gather's: skip it
             run = kept_in(
                 lowering.core,
-                gather_mode,
+                (gather_mode, plan.batching_pairs),
                 lambda: gather_executor(x, starts, plan.gather_attributes, gather_mode),
             )
             return run(x, starts, fill_value)
@@ -315,6 +317,8 @@ class At:
             start_index_map=plan.start_map,
             index_vector_dim=plan.index_vector_dim,
             slice_sizes=plan.slice_sizes,
+            operand_batching_dims=plan.operand_batching_dims,
+            start_indices_batching_dims=plan.index_batching_dims,
             indices_are_sorted=indices_are_sorted,
             unique_indices=unique_indices,
             mode=gather_mode,
@@ -591,12 +595,18 @@ class At:
             )
             if _own_arithmetic(backend, x.dtype, combiner):
                 return _write_basic(backend, own_key, x, updates, combiner, in_place)
-        starts, in_range = lowering(x, self._idx)
+        starts, in_range, plan = lowering(x, self._idx)
         if in_range:  # checked here: nothing to drop or clip
             scatter_mode = ScatterMode.PROMISE_IN_BOUNDS
         if lowering.keeps_core and type(computation) in _NAMED_FORMS:
             # at's signature pins the scatter's but for these (y: a Dask x's NumPy array)
-            options = (computation, scatter_mode, unique_indices, type(updates))
+            options = (
+                computation,
+                scatter_mode,
+                unique_indices,
+                type(updates),
+                plan.batching_pairs,
+            )
             named = cast("str | None", computation)
             run = kept_in(
                 lowering.core,
@@ -614,6 +624,8 @@ class At:
             inserted_window_dims=plan.collapsed_dims,
             scatter_dims_to_operand_dims=plan.start_map,
             index_vector_dim=plan.index_vector_dim,
+            input_batching_dims=plan.operand_batching_dims,
+            scatter_indices_batching_dims=plan.index_batching_dims,
             update_computation=computation,
             mode=scatter_mode,
             indices_are_sorted=indices_are_sorted,
@@ -727,8 +739,10 @@ class _Lowering:
     """An index expression validated and planned for one signature: the backend, the
     plan, the library's own key where the expression is basic (NumPy and torch), and,
     where the lowering is not kept, the index arrays it found (a mask's positions).
-    Called with a call's ``x`` and ``idx``, it gives the start indices and whether the
-    host found them all in range (:func:`start_indices`)."""
+    Called with a call's ``x`` and ``idx``, it gives the start indices, whether the
+    host found them all in range (:func:`start_indices`) and the plan they are for: the
+    lowering's, or its form with batching dims where index arrays count along one axis
+    (:func:`counting_dims`)."""
 
     __slots__ = ("arrays", "backend", "basic", "core", "last_row", "plan", "updates_basic")
 
@@ -757,12 +771,17 @@ class _Lowering:
         """Whether calls look up the core op's executor in :attr:`core`."""
         return self.arrays is None
 
-    def __call__(self, x: Array, idx: Any) -> tuple[Array, bool]:
+    def __call__(self, x: Array, idx: Any) -> tuple[Array, bool, IndexPlan]:
         arrays = self.arrays
         if arrays is None:  # a kept lowering: the arrays are the items of x's type
             items = idx if type(idx) is tuple else (idx,)
             arrays = [item for item in items if type(item) is type(x)]
-        return start_indices(self.backend, self.plan, arrays, x)
+        plan = self.plan
+        counting = counting_dims(self.backend, plan, arrays, x)
+        if counting:  # (x[rows[:, None], idx]: an element gather or scatter, no stack)
+            plan = with_batching(plan, counting)
+        starts, in_range = start_indices(self.backend, plan, arrays, x)
+        return starts, in_range, plan
 
 
 _OWN_SLICING = {"numpy": True, "torch": False}  # libraries whose slicing at runs, and

@@ -25,6 +25,7 @@ shape and static index parts; per call only the start indices are built from it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import numbers
@@ -389,6 +390,8 @@ class IndexPlan:
     slice_sizes: tuple[int, ...]
     columns: tuple[Column, ...]  # one per start_map entry
     empty_dims: tuple[int, ...]  # dims of size 0 that index arrays collapse: gather cannot
+    # (x dim, batch axis): index arrays that count along one batch axis (see with_batching)
+    batching_pairs: tuple[tuple[int, int], ...] = ()
 
     @property
     def result_size(self) -> int:
@@ -400,21 +403,29 @@ class IndexPlan:
 
     @property
     def gather_attributes(self) -> tuple[Any, ...]:
-        """The attributes of ``gather_executor``, in its order (no batching dims)."""
+        """The attributes of ``gather_executor``, in its order."""
         dims = (self.offset_dims, self.collapsed_dims, self.start_map, self.index_vector_dim)
-        return (*dims, self.slice_sizes, (), ())
+        return (*dims, self.slice_sizes, self.operand_batching_dims, self.index_batching_dims)
 
     @property
     def scatter_attributes(self) -> tuple[Any, ...]:
-        """The attributes of ``scatter_executor``, in its order (no batching dims)."""
+        """The attributes of ``scatter_executor``, in its order."""
         return (
             self.offset_dims,
             self.collapsed_dims,
             self.start_map,
             self.index_vector_dim,
-            (),
-            (),
+            self.operand_batching_dims,
+            self.index_batching_dims,
         )
+
+    @property
+    def operand_batching_dims(self) -> tuple[int, ...]:
+        return tuple(dim for dim, _ in self.batching_pairs)
+
+    @property
+    def index_batching_dims(self) -> tuple[int, ...]:
+        return tuple(axis for _, axis in self.batching_pairs)
 
 
 # the kinds of result dims while a plan is made: a window of x, or a batch dim of the
@@ -609,6 +620,52 @@ def basic_index(
 
 
 # -- per call: the start indices ------------------------------------------------------------
+
+
+def counting_dims(
+    backend: Backend, plan: IndexPlan, arrays: list[Array], like: Array
+) -> tuple[int, ...]:
+    """The dims of ``x`` (``like``) whose index array, in this call, counts ``0, 1, ...``
+    along one batch axis of that dim's size and is broadcast over the others: ``rows`` in
+    NumPy's idiom ``x[rows[:, None], idx]`` for ``take_along_axis``. Each is a batching
+    dim of the gather or scatter (:func:`with_batching`), whose start vectors then lack
+    its column: an element gather or scatter instead of a stack of the columns.
+
+    Looked for only where the backend reads index values on the host for its compiled
+    kernels (:meth:`~indexops._backends.Backend.counts_up`), in plans of several columns;
+    one column always stays a start column."""
+    if len(plan.columns) < 2:
+        return ()
+    found = []
+    for dim, column in zip(plan.start_map, plan.columns):
+        axes = [axis for axis, size in enumerate(column.shape) if size != 1]
+        if (
+            column.kind == "array"
+            and len(axes) == 1
+            and column.shape[axes[0]] == like.shape[dim]
+            and backend.counts_up(arrays[column.source], plan.result_size)
+        ):
+            found.append(dim)
+    return tuple(found[:-1] if len(found) == len(plan.columns) else found)
+
+
+@static_cache()
+def with_batching(plan: IndexPlan, dims: tuple[int, ...]) -> IndexPlan:
+    """``plan`` with the columns of ``dims`` (index arrays that count along one batch
+    axis each, :func:`counting_dims`) as batching dims paired with those axes: the same
+    result, read or written at the same positions in the same order."""
+    pairs = []
+    for dim, column in zip(plan.start_map, plan.columns):
+        if dim in dims:
+            pairs.append((dim, next(a for a, size in enumerate(column.shape) if size != 1)))
+    kept = [(dim, column) for dim, column in zip(plan.start_map, plan.columns) if dim not in dims]
+    return dataclasses.replace(
+        plan,
+        collapsed_dims=tuple(d for d in plan.collapsed_dims if d not in dims),
+        start_map=tuple(dim for dim, _ in kept),
+        columns=tuple(column for _, column in kept),
+        batching_pairs=tuple(pairs),
+    )
 
 
 def start_indices(
