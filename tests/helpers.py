@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import sys
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -104,3 +107,17 @@ def comparable(a: np.ndarray) -> np.ndarray:
     except TypeError:  # a dtype isdtype cannot name
         return a.astype(np.float64)
     return a
+
+
+def map_in_threads(
+    call: Callable[[Any], Any], items: Iterable[Any], threads: int, switch: float = 1e-6
+) -> list[Any]:
+    """``[call(item) for item in items]`` run by ``threads`` threads at once, with the
+    interpreter switching threads every ``switch`` seconds (so that calls interleave)."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(switch)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=threads) as pool:
+            return list(pool.map(call, items))
+    finally:
+        sys.setswitchinterval(interval)

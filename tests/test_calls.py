@@ -4,12 +4,11 @@ never changes what a call returns or which error it raises."""
 from __future__ import annotations
 
 import concurrent.futures
-import sys
 import threading
 
 import numpy as np
 import pytest
-from helpers import ROW_SCATTER
+from helpers import ROW_SCATTER, map_in_threads
 
 import indexops
 from indexops import IndexOpsTypeError, IndexOpsValueError
@@ -135,13 +134,7 @@ def test_many_threads_past_the_table_size_get_the_serial_results(monkeypatch):
                 wrong.append(n)
         return wrong
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=10) as pool:
-            results = list(pool.map(work, range(20)))
-    finally:
-        sys.setswitchinterval(interval)
+    results = map_in_threads(work, range(20), threads=10)
     assert results == [[]] * 20
     assert len(_calls._EXECUTORS) <= 4
 
@@ -273,13 +266,7 @@ def test_at_calls_that_differ_in_one_part_of_the_signature_from_many_threads(mon
         start.wait()
         return _at_results(calls, order + order[::-1])
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-            results = list(pool.map(work, range(8)))
-    finally:
-        sys.setswitchinterval(interval)
+    results = map_in_threads(work, range(8), threads=8)
     assert results == [[]] * 8
     assert len(_at_entries()) == len(calls)
 

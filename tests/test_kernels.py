@@ -19,7 +19,7 @@ import sys
 import ml_dtypes
 import numpy as np
 import pytest
-from helpers import ROW_SCATTER
+from helpers import ROW_SCATTER, map_in_threads
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import gather as gather_reference
@@ -266,13 +266,7 @@ def test_kernels_from_many_threads_at_once(ran):
 
     work = [*cases, None] * 8
     serial = [call(case) for case in work]
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            results = list(pool.map(call, work))
-    finally:
-        sys.setswitchinterval(switch)
+    results = map_in_threads(call, work, threads=8)
     for got, expected in zip(results, serial):
         np.testing.assert_array_equal(got, expected)
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import concurrent.futures
-import sys
 import threading
 
 import numpy as np
 import pytest
-from helpers import ROW_GATHER, ROW_SCATTER
+from helpers import ROW_GATHER, ROW_SCATTER, map_in_threads
 
 import indexops
 
@@ -93,13 +92,8 @@ def test_fast_paths_from_many_threads(make):
         np.random.default_rng(seed).shuffle(names)
         return [name for name in names * 3 if not np.array_equal(work[name](), serial[name])]
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    try:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-            wrong = [name for found in pool.map(run, range(16)) for name in found]
-    finally:
-        sys.setswitchinterval(interval)
+    found = map_in_threads(run, range(16), threads=8, switch=1e-5)
+    wrong = [name for names in found for name in names]
     assert wrong == []
 
 
