@@ -4,6 +4,9 @@ Every error a user can cause is an :class:`IndexOpsError`. Shape and attribute p
 also subclass :class:`ValueError`, dtype problems :class:`TypeError`, so callers can catch
 whichever they prefer. Messages follow one pattern: the argument, the value received,
 what is allowed, and (for StableHLO rules) the constraint label, e.g. ``(gather C7)``.
+
+The classes are public names of :mod:`indexops` and say so (their ``__module__``), so a
+traceback prints ``indexops.IndexOpsValueError``, the name to catch.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ class IndexOpsError(Exception):
     dynamic_slice: start_indices=(0, 0) is not allowed: ... (dynamic_slice C2)
     """
 
+    __module__ = "indexops"
+
 
 class IndexOpsValueError(IndexOpsError, ValueError):
     """A shape, attribute or index value that the op does not allow.
@@ -42,6 +47,8 @@ class IndexOpsValueError(IndexOpsError, ValueError):
     IndexOpsValueError True
     """
 
+    __module__ = "indexops"
+
 
 class IndexOpsTypeError(IndexOpsError, TypeError):
     """An argument of the wrong type or dtype.
@@ -58,6 +65,8 @@ class IndexOpsTypeError(IndexOpsError, TypeError):
     ...     print(error)
     dynamic_update_slice: update.dtype='int64' is not allowed: the dtype of operand (float64) ...
     """
+
+    __module__ = "indexops"
 
 
 def _message(op: str, arg: str, value: Any, allowed: str, rule: str | None) -> str:
