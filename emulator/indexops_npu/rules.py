@@ -199,6 +199,7 @@ def check_scatter_update(
 
     Examples
     --------
+    >>> from indexops_npu import check_scatter_update
     >>> r = check_scatter_update([15, 8], [5, 2], [10, 8], dtype="fp32", index_dtype="int64",
     ...                          view_shape=[4, 8], tile_shape=[2, 8])
     >>> r.ok, r.ub_bytes
@@ -250,6 +251,7 @@ def check_problem(
 
     Examples
     --------
+    >>> from indexops_npu.rules import check_problem
     >>> check_problem([15, 8], [5, 2], [10, 8], dtype="fp32", index_dtype="int64").ok
     True
     >>> check_problem([15, 8], [5, 2**40], [5 * 2**40, 8], dtype="fp32",
@@ -508,6 +510,7 @@ def max_rows_fitting(d: int, value: str, index: str, hardware: Hardware, tile_b:
     Examples
     --------
     >>> from indexops_npu import ATLAS_A2
+    >>> from indexops_npu.rules import max_rows_fitting
     >>> max_rows_fitting(576, "bf16", "int64", ATLAS_A2)
     169
     """

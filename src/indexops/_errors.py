@@ -81,6 +81,7 @@ def value_error(
 
     Examples
     --------
+    >>> from indexops._errors import value_error
     >>> str(value_error("gather", "offset_dims", (1, 0), "must be sorted", "C4"))
     'gather: offset_dims=(1, 0) is not allowed: must be sorted (gather C4)'
     """

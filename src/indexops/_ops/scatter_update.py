@@ -65,15 +65,17 @@ def scatter_update(
     Examples
     --------
     >>> import numpy as np
+    >>> import indexops
     >>> cache = np.zeros((2, 3, 1, 2), dtype=np.int32)
-    >>> out = scatter_update(cache, -2, np.array([[4, -1]]), np.ones((1, 2, 1, 2), np.int32))
+    >>> slots, tokens = np.array([[4, -1]]), np.ones((1, 2, 1, 2), np.int32)
+    >>> out = indexops.scatter_update(cache, -2, slots, tokens)
     >>> out is cache, cache[1, :, 0].tolist()
     (True, [[0, 0], [1, 1], [0, 0]])
 
     vLLM's 1-D slot mapping, as ``[1, s]``:
 
     >>> table = np.zeros((4, 2), np.int32)
-    >>> scatter_update(table, -2, np.array([3, -1]), np.array([[7, 7], [9, 9]], np.int32))
+    >>> indexops.scatter_update(table, -2, np.array([3, -1]), np.array([[7, 7], [9, 9]], np.int32))
     array([[0, 0],
            [0, 0],
            [0, 0],
@@ -134,6 +136,7 @@ def expected_src_shape(
 
     Examples
     --------
+    >>> from indexops._ops.scatter_update import expected_src_shape
     >>> expected_src_shape((256, 128, 1, 576), (8, 4)), expected_src_shape((1000, 64), (8, 4))
     ((8, 4, 1, 576), (32, 64))
     >>> expected_src_shape((256, 128, 1, 576), (4,))
