@@ -200,6 +200,8 @@ def test_slot_past_the_end(xp, backend, slot, dtype):
         ((4, 2), (1, 2), (3, 2), r"src.shape=\(3, 2\).*\[b\*s, d\]"),  # rows != b*s
         ((2, 2, 1, 2), (1, 2), (2, 2), r"src.shape=\(2, 2\).*\(1, 2, 1, 2\)"),
         ((2, 2, 2, 2), (1, 2), (1, 2, 2, 2), r"input.shape.*dim 2 must be 1"),
+        # heads: say how to pass them (a view with heads and d merged)
+        ((2, 2, 2, 2), (1, 2), (1, 2, 2, 2), r"its view \[blockNum, blockSize, 1, H\*d\]"),
     ],
 )
 def test_shape_errors(xp, input_shape, index_shape, src_shape, match):

@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from indexops import IndexOpsValueError
-from indexops._extension import as_int, as_tuple, scatter_update_src_shape, value_error
+from indexops._extension import (
+    as_int,
+    as_tuple,
+    scatter_update_heads,
+    scatter_update_src_shape,
+    value_error,
+)
 
 from .dtypes import INDEX_DTYPES, LOOSE_VALUE_DTYPES, VALUE_DTYPES, dtype_name, itemsize
 from .hardware import ATLAS_A2, Hardware
@@ -379,8 +385,8 @@ def _shapes(
     if len(input_shape) == 4 and input_shape[2] != 1:
         out.add(
             "shape",
-            f"input_shape={input_shape}: a 4-D cache is [blockNum, blockSize, 1, "
-            "d]; dim 2 must be 1",
+            f"input_shape={input_shape}: a 4-D cache is [blockNum, blockSize, 1, d]; "
+            + scatter_update_heads,
             loose=True,
             undefined=True,
         )
@@ -544,6 +550,8 @@ class RuleViolationError(IndexOpsValueError):
     ...     print(error.result.kinds)
     ('tile_invalid',)
     """
+
+    __module__ = "indexops_npu"  # its public name, as a traceback prints it
 
     def __init__(self, op: str, result: CheckResult) -> None:
         self.result = result

@@ -21,6 +21,11 @@ from .._validate.arguments import as_int, check_integer_array, writes_in_place
 from .._validate.combiners import REPLACE
 
 OP = "scatter_update"
+HEADS = (
+    "dim 2 must be 1; a cache of H heads, [blockNum, blockSize, H, d] (vLLM's NHD layout), "
+    "goes in as its view [blockNum, blockSize, 1, H*d], with src as [b, s, 1, H*d]"
+)
+"""What a 4-D cache with heads breaks, and how to pass it."""
 
 
 def scatter_update(
@@ -116,9 +121,7 @@ def _plan(
         layout = "[b*s, d] for input [rows, d] and index [b, s]"
     else:
         if shape[2] != 1:
-            raise value_error(
-                OP, "input.shape", shape, "[blockNum, blockSize, 1, d]: dim 2 must be 1"
-            )
+            raise value_error(OP, "input.shape", shape, f"[blockNum, blockSize, 1, d]: {HEADS}")
         layout = "[b, s, 1, d] for input [blockNum, blockSize, 1, d] and index [b, s]"
     if src_shape != expected:
         raise value_error(OP, "src.shape", src_shape, f"{expected}, i.e. {layout}")
