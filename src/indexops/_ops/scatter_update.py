@@ -124,9 +124,32 @@ def _plan(
             raise value_error(OP, "input.shape", shape, f"[blockNum, blockSize, 1, d]: {HEADS}")
         layout = "[b, s, 1, d] for input [blockNum, blockSize, 1, d] and index [b, s]"
     if src_shape != expected:
-        raise value_error(OP, "src.shape", src_shape, f"{expected}, i.e. {layout}")
+        hint = _padded_tokens_hint(index_shape, src_shape, expected)
+        raise value_error(OP, "src.shape", src_shape, f"{expected}, i.e. {layout}{hint}")
     slots = shape[0] if len(shape) == 2 else shape[0] * shape[1]
     return (slots, d)
+
+
+def _padded_tokens_hint(
+    index_shape: tuple[int, ...], src_shape: tuple[int, ...], expected: tuple[int, ...]
+) -> str:
+    """How to pass tokens padded past a 1-D index (vLLM V1 pads ``key`` for CUDA graphs
+    and writes only ``slot_mapping.size(0)`` tokens), or ``""`` for another mismatch."""
+    tokens = 0 if len(expected) == 2 else 1
+    padded = (
+        len(index_shape) == 1
+        and len(src_shape) == len(expected)
+        and src_shape[tokens] > expected[tokens]
+        and all(n == m for i, (n, m) in enumerate(zip(src_shape, expected)) if i != tokens)
+    )
+    if not padded:
+        return ""
+    first = f"src[{':, ' * tokens}:{expected[tokens]}]"
+    return (
+        f"; src has {src_shape[tokens]} tokens for the {index_shape[0]} slots of index "
+        f"(as vLLM pads key for CUDA graphs): pass {first}, or "
+        "key[:slot_mapping.shape[0]] before the reshape"
+    )
 
 
 def expected_src_shape(
