@@ -28,6 +28,7 @@ extensions = [
     "numpydoc",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx_copybutton",
     "public_api",
     "guide_links",
     "figures",
@@ -41,6 +42,13 @@ nitpicky = True
 
 # MyST: the pages stay plain Markdown that reads on a repository host as well.
 myst_heading_anchors = 3
+
+# sphinx-copybutton: a copy button on every code block; from a ">>>" example it copies the
+# code alone (the lines after ">>> " and "... ", without the output), so that it pastes
+# into an interpreter; a block without prompts (bash, a listing) is copied whole.
+copybutton_prompt_text = r">>> |\.\.\. "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
 
 # autodoc + autosummary: one page per public name; types come from the numpydoc sections.
 autosummary_generate = True
