@@ -84,3 +84,15 @@ html_sidebars = {page: [] for page in ("index", "install", "benchmarks", "change
 html_static_path = ["_static"]
 html_css_files = ["indexops.css"]
 html_show_sourcelink = False
+
+
+def show_optional_index(app, what, name, obj, options, signature, return_annotation):
+    """``at(x[, idx])``: the index is optional (``at(x)[idx]``), and its placeholder
+    default has no value a reader could pass."""
+    if signature and "idx=<no index>" in signature:
+        signature = signature.replace(", idx=<no index>", "[, idx]")
+    return signature, return_annotation
+
+
+def setup(app):
+    app.connect("autodoc-process-signature", show_optional_index)
