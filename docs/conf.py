@@ -84,6 +84,7 @@ html_sidebars = {page: [] for page in ("index", "install", "benchmarks", "change
 html_static_path = ["_static"]
 html_css_files = ["indexops.css"]
 html_show_sourcelink = False
+html_search_scorer = str(HERE / "_static" / "scorer.js")  # the history after the guides
 
 
 def show_optional_index(app, what, name, obj, options, signature, return_annotation):

@@ -220,6 +220,37 @@ def screenshot(chromium: str, page: Path, target: Path, width: int, height: int)
             image.crop((0, 0, width, image.height)).save(target)
 
 
+SEARCHES = {"ScatterND": "onnx.html", "xpx": "porting/index.html"}
+"""Searches readers made, and the page each should find."""
+
+HISTORY = ("changelog.html", "benchmarks.html", "HISTORY.html")
+"""The pages of the project's history, which a search lists after every other page."""
+
+
+def search(chromium: str, site: Path, query: str) -> list[str]:
+    """The pages the site's search lists for ``query``, in their order."""
+    dom = _chromium(
+        chromium,
+        WINDOWS["desktop"],
+        "--virtual-time-budget=15000",
+        "--dump-dom",
+        f"{(site / 'search.html').as_uri()}?q={query}",
+    )
+    return re.findall(r'<li class="kind-[a-z]+"><a href="([^"?#]+)', dom)
+
+
+def search_problems(found: list[str], query: str) -> list[str]:
+    """What is wrong with the pages ``found`` for ``query``: the page it should find
+    missing, or a history page before another page."""
+    problems = []
+    pages = [page for page in found if page not in HISTORY]
+    if SEARCHES[query] not in found:
+        problems.append(f"search {query!r}: {SEARCHES[query]} not found")
+    if found[: len(pages)] != pages:
+        problems.append(f"search {query!r}: history before the guides: {found}")
+    return problems
+
+
 def problems(measures: dict[str, Any], window: str, text_px: float | None) -> list[str]:
     """What fails on one page in one window: anything wider than its column or the window
     (code lines aside, which scroll), text cut off, and figures that do not link to their
@@ -264,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{target}  ({page}, {size[0]} px wide, {measures['height']} px tall, "
                 f"{scrolling} code blocks scroll sideways)"
             )
+    for query in SEARCHES:
+        failed += search_problems(search(chromium, site, query), query)
     print("\n".join(failed) or "no problems measured")
     return 1 if args.check and failed else 0
 

@@ -126,3 +126,14 @@ def test_pages_fit_the_window(window):
         for page in screenshots.PAGES.values()
     }
     assert {page: problems for page, problems in found.items() if problems} == {}
+
+
+def test_search_lists_the_history_last():
+    screenshots, chromium, site = browser_and_site()
+    for query in screenshots.SEARCHES:
+        found = screenshots.search(chromium, site, query)
+        assert screenshots.search_problems(found, query) == [], found
+    history = ["changelog.html", "onnx.html"]
+    assert screenshots.search_problems(history, "ScatterND") == [
+        f"search 'ScatterND': history before the guides: {history}"
+    ]
