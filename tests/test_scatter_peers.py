@@ -181,7 +181,8 @@ def test_each_scatter_constraint_has_its_error(xp, rule, base, change):
 def test_updates_of_the_wrong_rank_are_named(xp, updates_shape):
     # before the check of update_window_dims' range (C8), which blamed that attribute
     with pytest.raises(
-        indexops.IndexOpsValueError, match=r"^scatter: updates\.shape=.* rank 4: .*\(scatter C4\)$"
+        indexops.IndexOpsValueError,
+        match=r"(?m)^scatter: updates\.shape=.* rank 4: .*\(scatter C4\)$",
     ):
         call(xp, {**BASE, "updates_shape": updates_shape})
 
