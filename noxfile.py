@@ -73,6 +73,14 @@ def docs(session: nox.Session) -> None:
 
 
 @nox.session
+def site(session: nox.Session) -> None:
+    """The site built from a copy of the docs into docs/_build, its pages screenshot at a
+    laptop's and a phone's width and measured (needs Chromium); posargs go to the script."""
+    session.install("-e", ".[docs]")
+    session.run("python", "docs/screenshots.py", "--check", *session.posargs)
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """The benchmarks on numpy, torch and jax (pass --quick for a short run)."""
     session.install("-e", ".[plot]", "torch==2.13.0", "jax")

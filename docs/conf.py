@@ -28,6 +28,7 @@ extensions = [
     "numpydoc",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx_copybutton",
     "public_api",
     "guide_links",
     "figures",
@@ -41,6 +42,13 @@ nitpicky = True
 
 # MyST: the pages stay plain Markdown that reads on a repository host as well.
 myst_heading_anchors = 3
+
+# sphinx-copybutton: a copy button on every code block; from a ">>>" example it copies the
+# code alone (the lines after ">>> " and "... ", without the output), so that it pastes
+# into an interpreter; a block without prompts (bash, a listing) is copied whole.
+copybutton_prompt_text = r">>> |\.\.\. "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
 
 # autodoc + autosummary: one page per public name; types come from the numpydoc sections.
 autosummary_generate = True
@@ -76,3 +84,16 @@ html_sidebars = {page: [] for page in ("index", "install", "benchmarks", "change
 html_static_path = ["_static"]
 html_css_files = ["indexops.css"]
 html_show_sourcelink = False
+html_search_scorer = str(HERE / "_static" / "scorer.js")  # the history after the guides
+
+
+def show_optional_index(app, what, name, obj, options, signature, return_annotation):
+    """``at(x[, idx])``: the index is optional (``at(x)[idx]``), and its placeholder
+    default has no value a reader could pass."""
+    if signature and "idx=<no index>" in signature:
+        signature = signature.replace(", idx=<no index>", "[, idx]")
+    return signature, return_annotation
+
+
+def setup(app):
+    app.connect("autodoc-process-signature", show_optional_index)

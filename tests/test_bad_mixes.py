@@ -1,7 +1,11 @@
-"""Arrays that do not go together (devices, NumPy subclasses) are named errors raised
-before any work; a functional result is never a view of its input."""
+"""Arrays that do not go together (devices, libraries, NumPy subclasses, lists) are named
+errors raised before any work, which say how to fix the call and print under their public
+names; a functional result is never a view of its input."""
 
 from __future__ import annotations
+
+import pickle
+import traceback
 
 import numpy as np
 import pytest
@@ -56,6 +60,41 @@ def test_array_api_strict_devices_are_named():
     for call in each_op_with_two_arrays(operand, elsewhere).values():
         with pytest.raises(IndexOpsValueError, match="device1"):
             call()
+
+
+def test_errors_print_and_pickle_under_their_public_names():
+    with pytest.raises(IndexOpsValueError) as error:
+        indexops.dynamic_slice(np.zeros(3), (0, 0), (1,))
+    line = traceback.format_exception_only(error.type, error.value)[-1]
+    assert line.startswith("indexops.IndexOpsValueError: dynamic_slice:"), line
+    for cls in (indexops.IndexOpsError, IndexOpsValueError, IndexOpsTypeError):
+        assert f"{cls.__module__}.{cls.__qualname__}" == f"indexops.{cls.__name__}"
+    again = pickle.loads(pickle.dumps(error.value))  # e.g. from a Dask worker
+    assert type(again) is IndexOpsValueError and str(again) == str(error.value)
+
+
+def test_a_list_for_an_array_says_how_to_make_one():
+    with pytest.raises(IndexOpsTypeError, match=r"e\.g\. numpy\.asarray\(index\)$"):
+        indexops.scatter_update(np.zeros((8, 4)), -2, [[1, 2]], np.ones((2, 4)))
+    with pytest.raises(IndexOpsTypeError, match=r"e\.g\. numpy\.asarray\(operand\)$"):
+        indexops.dynamic_slice([1.0, 2.0], (0,), (1,))
+
+
+@pytest.mark.backends("torch")
+def test_torch_mixed_with_numpy_says_what_to_convert():
+    import torch
+
+    cache = torch.zeros(8, 4)
+    with pytest.raises(
+        IndexOpsTypeError,
+        match=r"convert the others to the library of input, e\.g\. torch\.asarray\(index\)$",
+    ):
+        indexops.scatter_update(cache, -2, np.array([[1, 2]]), torch.ones(2, 4))
+    with pytest.raises(IndexOpsTypeError, match=r"e\.g\. numpy\.asarray\(y\)$"):
+        indexops.at(np.zeros(4))[[1]].set(torch.ones(1))
+    with pytest.raises(IndexOpsTypeError, match=r"torch\.asarray\(start_indices\)$"):
+        indexops.gather(cache, np.array([[1]]), **ROW_GATHER | {"slice_sizes": (1, 4)})
+    assert not cache.any()
 
 
 @pytest.mark.parametrize("role", ["x", "y"])

@@ -412,3 +412,13 @@ def test_created_arrays_are_named_by_what_they_hold():
     assert np.signbit(negative).all() and negative.dtype == np.float64
     empty = backend.reshape(chunked(np.zeros((0, 3))), (-1,))
     assert empty.shape == (0,) and empty.name.startswith("indexops-empty-")
+
+
+def test_python_dash_m_indexops_tours_dask_with_values(capsys):
+    from indexops.__main__ import CANDIDATES, tour
+
+    assert CANDIDATES["dask"] == "dask.array"  # found and toured where it is installed
+    tour(da)
+    out = capsys.readouterr().out
+    assert "dask.array<" not in out  # the values, computed, not the graph's repr
+    assert "[[ 9 10 11]\n     [ 0  1  2]\n     [ 9 10 11]]" in out

@@ -27,16 +27,31 @@ def load(path: Path) -> ModuleType:
     return module
 
 
-def smallest_text_px(fig: Figure, dpi: float) -> float:
-    """The smallest text of ``fig`` saved at ``dpi``, in pixels as a page shows it."""
+def smallest_text_px(fig: Figure, dpi: float, column: float | None = COLUMN) -> float:
+    """The smallest text of ``fig`` saved at ``dpi``, in pixels as a page shows it in a
+    column ``column`` pixels wide (``None``: in pixels of the image)."""
     FigureCanvasAgg(fig).draw()  # tick labels exist once drawn
-    shrink = min(1.0, COLUMN / (fig.get_figwidth() * dpi))
+    width = fig.get_figwidth() * dpi
+    shrink = 1.0 if column is None else min(1.0, column / width)
     sizes = [
         text.get_fontsize()
         for text in fig.findobj(Text)
         if text.get_visible() and text.get_text().strip()
     ]
     return min(sizes) * dpi / 72 * shrink
+
+
+def image_text_px() -> dict[str, float]:
+    """The smallest text of each figure of the site, in pixels of its image, by file stem."""
+    dpi = load(DOCS / "_ext" / "figures.py").DPI
+    found = {
+        script: smallest_text_px(load(DOCS / "figures" / f"{script}.py").figure(), dpi, None)
+        for script in ("gather_windows", "slice_scatter_clamping")
+    }
+    npu = load(DOCS / "figures" / "make_npu_figures.py")
+    for name, draw in npu.FIGURES.items():
+        found[Path(name).stem] = smallest_text_px(draw()[0], npu.DPI, None)
+    return found
 
 
 @pytest.mark.parametrize("script", ["gather_windows.py", "slice_scatter_clamping.py"])
@@ -51,3 +66,18 @@ def test_the_npu_figures_read_in_the_column():
     for name, draw in module.FIGURES.items():
         fig, _ = draw()
         assert smallest_text_px(fig, module.DPI) >= 10, name
+
+
+@pytest.mark.parametrize("page", ["gather_scatter.html", "npu_emulator.html"])
+def test_figure_text_is_10_px_as_a_1280_px_window_shows_it(page):
+    """On the built site (opt in with ``INDEXOPS_SITE``, as for tests/test_docs_site.py)."""
+    from test_docs_site import browser_and_site
+
+    screenshots, chromium, site = browser_and_site()
+    measures = screenshots.measure(chromium, site / page, screenshots.WINDOWS["desktop"])
+    assert measures["figures"], f"{page} shows no figure"
+    native = image_text_px()
+    for figure in measures["figures"]:
+        text_px = native[Path(figure["src"]).stem]  # Sphinx keeps the file's name
+        assert screenshots.problems({**measures, "figures": [figure]}, "desktop", text_px) == []
+        assert text_px * figure["scale"] >= 10, figure

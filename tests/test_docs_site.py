@@ -1,10 +1,12 @@
-"""The site's pages and extensions: the install page explains every extra, and each API
-page links the guides that use its name most."""
+"""The site's pages and extensions: the install page explains every extra, each API page
+links the guides that use its name most, and the pages fit a laptop's and a phone's window
+(measured in headless Chromium on a built site, where one is named: ``INDEXOPS_SITE``)."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -71,3 +73,67 @@ def test_literals_and_calls_name_what_they_show():
     assert [m.group(0) if m else None for m in named] == ["Report.plot", None, "gather"]
     code = ">>> out = indexops.at(x)[2].set(-1)\n>>> np.zeros(3)"
     assert guide_links.CALLED.findall(code) == ["indexops.at", "set", "np.zeros"]
+
+
+def load_screenshots():
+    path = ROOT / "docs" / "screenshots.py"
+    spec = importlib.util.spec_from_file_location("docs_screenshots", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def browser_and_site():
+    """docs/screenshots.py, Chromium and the built site of ``INDEXOPS_SITE``, or a skip
+    that says which is missing (building the site takes longer than the whole suite may)."""
+    site = os.environ.get("INDEXOPS_SITE")
+    if not site or not (Path(site) / "index.html").exists():
+        pytest.skip("set INDEXOPS_SITE to a built site (python docs/screenshots.py builds one)")
+    screenshots = load_screenshots()
+    try:
+        chromium = screenshots.browser()
+    except SystemExit as missing:
+        pytest.skip(str(missing))
+    return screenshots, chromium, Path(site)
+
+
+def test_layout_problems_are_named():
+    problems = load_screenshots().problems
+    fits = {"width": 390, "page_width": 390, "wide": [], "cut": [], "figures": []}
+    assert problems(fits, "phone", None) == []
+    wide = {**fits, "page_width": 500, "wide": ["table.table 'ONNX'"], "cut": ["h1 'indexops'"]}
+    assert problems(wide, "phone", None) == [
+        "text cut off: h1 'indexops'",
+        "wider than its column or the window: table.table 'ONNX'",
+        "the page scrolls sideways (500 px)",
+    ]
+    figure = {"src": "_images/npu_plan.png", "scale": 0.5, "linked": False}
+    assert problems({**fits, "figures": [figure]}, "desktop", 24.0) == [
+        "_images/npu_plan.png: not linked to its full size"
+    ]
+    assert problems({**fits, "figures": [figure]}, "desktop", 18.0)[1] == (
+        "_images/npu_plan.png: text of 9.0 px as shown"
+    )
+
+
+@pytest.mark.parametrize("window", ["desktop", "phone"])
+def test_pages_fit_the_window(window):
+    screenshots, chromium, site = browser_and_site()
+    size = screenshots.WINDOWS[window]
+    found = {
+        page: screenshots.problems(screenshots.measure(chromium, site / page, size), window, None)
+        for page in screenshots.PAGES.values()
+    }
+    assert {page: problems for page, problems in found.items() if problems} == {}
+
+
+def test_search_lists_the_history_last():
+    screenshots, chromium, site = browser_and_site()
+    for query in screenshots.SEARCHES:
+        found = screenshots.search(chromium, site, query)
+        assert screenshots.search_problems(found, query) == [], found
+    history = ["changelog.html", "onnx.html"]
+    assert screenshots.search_problems(history, "ScatterND") == [
+        f"search 'ScatterND': history before the guides: {history}"
+    ]

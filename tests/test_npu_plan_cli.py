@@ -149,6 +149,28 @@ def test_cli_run_2d_pypto_rules_and_plot(capsys, tmp_path):
             "index_dtype=int16 cannot hold the slots of the 40000 rows of input (40000, 8)",
         ),
         (["run", "--input", "4x8x1x200000", "--index", "2x2"], "no legal tiling"),
+        # a shape with a minus sign is the shape's error, not argparse's "expected one argument"
+        (
+            ["check", "--input", "-256x128x1x576"],
+            "check_scatter_update: rejected under rules='doc': "
+            "[negative_dim] input_shape=(-256, 128, 1, 576) has a negative dimension",
+        ),
+        (["run", "--index", "-2x1"], "[negative_dim] index_shape=(-2, 1)"),
+        # a flag typo: argparse's message, from the command, with the closest flag
+        (["check", "--inptu", "4x4"], "unrecognized arguments: --inptu 4x4 (--inptu: did you mean"),
+        (["plan", "--hardwre=a3"], "(--hardwre: did you mean --hardware?)"),
+        # a problem no tiling mends, named by check's own function, with or without a tiling
+        (
+            ["check", "--input", "256x128x2x576"],
+            "error: check_scatter_update: rejected under rules='doc': [shape] input_shape=(256, "
+            "128, 2, 576): a 4-D cache is [blockNum, blockSize, 1, d]; dim 2 must be 1; a cache "
+            "of H heads, [blockNum, blockSize, H, d] (vLLM's NHD layout), goes in as its view "
+            "[blockNum, blockSize, 1, H*d]",
+        ),
+        (
+            ["check", "--input", "256x128x2x576", "--view", "64x2x1x576", "--tile", "8x2x1x576"],
+            "error: check_scatter_update: rejected under rules='doc': [shape]",
+        ),
     ],
 )
 def test_cli_bad_arguments_exit_2_as_argparse_does(capsys, argv, message):
@@ -239,7 +261,7 @@ def test_cli_huge_s_is_rejected_at_once(command):
     done = run_cli(command, "--input", "64x8", "--index", "4x1099511627776", timeout=10)
     assert done.returncode == 2
     assert (
-        f"indexops-npu {command}: error: plan_scatter_update: rejected under rules='doc': "
+        f"indexops-npu {command}: error: {command}_scatter_update: rejected under rules='doc': "
         "[size_limit] src_shape=(4398046511104, 8) has 35184372088832 elements"
     ) in done.stderr
 
@@ -376,6 +398,37 @@ def test_cli_help_shows_formats_and_defaults(capsys, command):
     assert "default: None" not in out
     if command != "plan":
         assert "TileShape, [tileS]x[d] or [tileB]x[tileS]x1x[d] (default: the best plan's)" in out
+
+
+def test_cli_help_gives_examples_and_exit_status(capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["--help"])
+    assert exit.value.code == 0
+    out = capsys.readouterr().out
+    examples = [
+        line.split("  ")[1] for line in out.splitlines() if line.startswith("  indexops-npu ")
+    ]
+    assert len(examples) >= 4 and "exit status:" in out
+    for example in examples:
+        argv = example.split()[1:]
+        if argv[0] != "<command>":  # each parses; those that neither run nor draw pass
+            assert cli._parser()[0].parse_known_args(argv)[1] == []
+            assert argv[0] == "run" or main(argv) == 0, example
+    for command in ("check", "plan", "run"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        assert f"exit status: {cli.EXIT_STATUS[command]}, 2 a bad argument" in out
+    assert "0 the tiling keeps every rule, 1 it breaks one" in cli.EXIT_STATUS["check"]
+
+
+def test_cli_dtype_help_names_the_aliases_it_takes(capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "NumPy's and PyPTO's names too (float32, bfloat16, DT_FP32, ...)" in out
+    assert main(["check", "--dtype", "float32"]) == 0
+    assert main(["check", "--dtype", "DT_FP32"]) == 0
 
 
 def test_cli_version(capsys):

@@ -310,3 +310,17 @@ def test_pypto_0_2_0_accepts_what_section_7_compiled(case):
     assert all("PyPTO 0.2.0 compiles this" in w.message for w in loose.warnings)
     # what makes the result undefined is marked so: only int8 data has a defined result
     assert any(w.undefined for w in loose.warnings) == (case != "int8 data")
+
+
+def test_rule_violation_error_prints_its_public_name():
+    import traceback
+
+    from indexops_npu import RuleViolationError, emulate_scatter_update
+
+    with pytest.raises(RuleViolationError) as error:
+        emulate_scatter_update(
+            np.zeros((8, 4), np.float32), -2, np.array([[0, 1]]), np.ones((2, 4), np.float32),
+            view_shape=(2, 4), tile_shape=(3, 4),
+        )  # fmt: skip
+    line = traceback.format_exception_only(error.type, error.value)[-1]
+    assert line.startswith("indexops_npu.RuleViolationError: emulate_scatter_update:"), line

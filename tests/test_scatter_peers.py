@@ -177,6 +177,16 @@ def test_each_scatter_constraint_has_its_error(xp, rule, base, change):
         call(xp, config)
 
 
+@pytest.mark.parametrize("updates_shape", [(3, 2, 3), (3, 2, 3, 6, 1)])
+def test_updates_of_the_wrong_rank_are_named(xp, updates_shape):
+    # before the check of update_window_dims' range (C8), which blamed that attribute
+    with pytest.raises(
+        indexops.IndexOpsValueError,
+        match=r"(?m)^scatter: updates\.shape=.* rank 4: .*\(scatter C4\)$",
+    ):
+        call(xp, {**BASE, "updates_shape": updates_shape})
+
+
 def test_scatter_dtype_combiner_and_mode_errors(xp):
     target = xp.zeros(3)
     indices = xp.zeros((1, 1), dtype=xp.int32)

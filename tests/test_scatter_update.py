@@ -200,6 +200,11 @@ def test_slot_past_the_end(xp, backend, slot, dtype):
         ((4, 2), (1, 2), (3, 2), r"src.shape=\(3, 2\).*\[b\*s, d\]"),  # rows != b*s
         ((2, 2, 1, 2), (1, 2), (2, 2), r"src.shape=\(2, 2\).*\(1, 2, 1, 2\)"),
         ((2, 2, 2, 2), (1, 2), (1, 2, 2, 2), r"input.shape.*dim 2 must be 1"),
+        # tokens padded past a 1-D index (vLLM V1's key): say which to pass
+        ((2, 2, 1, 2), (2,), (1, 3, 1, 2), r"3 tokens for the 2 slots .* pass src\[:, :2\], or"),
+        ((4, 2), (2,), (3, 2), r"pass src\[:2\], or key\[:slot_mapping\.shape\[0\]\] before"),
+        # heads: say how to pass them (a view with heads and d merged)
+        ((2, 2, 2, 2), (1, 2), (1, 2, 2, 2), r"its view \[blockNum, blockSize, 1, H\*d\]"),
     ],
 )
 def test_shape_errors(xp, input_shape, index_shape, src_shape, match):

@@ -112,6 +112,8 @@ def relative_errors(hardware: Hardware = ATLAS_A2) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from indexops_npu.calibration import FIT_POINTS, relative_errors
     >>> errors = relative_errors()
     >>> held_back = np.delete(errors, FIT_POINTS)
     >>> float(np.abs(errors).max()) < 0.65, float(np.abs(held_back).max()) < 0.65
@@ -139,6 +141,7 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
 
     Examples
     --------
+    >>> from indexops_npu.calibration import spearman
     >>> spearman([1, 2, 3, 4], [10, 20, 30, 40]), spearman([1, 2, 3], [3, 2, 1])
     (1.0, -1.0)
     >>> round(spearman([1, 2, 3, 4], [1, 3, 2, 4]), 2)

@@ -6,17 +6,22 @@ write of a decode batch (``--help`` shows every default). ``check`` and ``run`` 
 view and tile they check, and say so when a tile larger than its view is cut to the view,
 as the emulator runs it. Bad arguments end as argparse's do: ``indexops-npu <command>:
 error: ...`` on stderr and exit status 2, also when the value is only found bad later (an
-:class:`~indexops.IndexOpsError`); a check that rejects its tiling, or a run whose result
-differs, exits with 1.
+:class:`~indexops.IndexOpsError`, a problem the rules reject whatever its tiling); a check
+that rejects its tiling, a plan with no legal tiling, or a run whose result differs, exits
+with 1 (:data:`EXIT_STATUS`). A shape may start with a minus sign (``--input -4x8`` is read
+as ``--input=-4x8`` and refused for its negative dim), and an unknown flag gets the closest
+known one as a suggestion.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib.util
 import math
 import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +36,7 @@ from .dtypes import INDEX_DTYPES, LOOSE_VALUE_DTYPES, VALUE_DTYPES, dtype_name, 
 from .execute import emulate_scatter_update, require_runnable
 from .hardware import PROFILES
 from .plan import Plan, plan_scatter_update
-from .rules import RULES, CheckResult, check_scatter_update
+from .rules import RULES, CheckResult, RuleViolationError, check_problem, check_scatter_update
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,7 @@ def _fraction(text: str) -> float:
 def _image_path(text: str) -> str:
     """An argparse type: where to save a figure, checked before the run that draws it."""
     if importlib.util.find_spec("matplotlib") is None:
-        raise argparse.ArgumentTypeError("drawing needs matplotlib: pip install indexops[plot]")
+        raise argparse.ArgumentTypeError("drawing needs matplotlib (the plot extra)")
     from matplotlib.backend_bases import FigureCanvasBase
 
     path = Path(text)
@@ -164,6 +169,30 @@ RULES_HELP = (
 )
 
 
+EXAMPLES = """\
+examples:
+  indexops-npu plan                   rank the tilings of the default problem
+  indexops-npu check --view 64x2x1x576 --tile 8x2x1x576
+  indexops-npu run --index 256x1 --padding 0 --plot run.png
+  indexops-npu plan --input 4096x128 --index 8x512 --dtype fp16 --top 3
+  indexops-npu <command> --help       every argument, its format and its default
+"""
+
+EXIT_STATUS = {
+    "check": "0 the tiling keeps every rule, 1 it breaks one (each violation printed)",
+    "plan": "0 tilings listed, 1 no legal tiling",
+    "run": "0 the result equals indexops.scatter_update, 1 it differs",
+}
+"""What each command's exit status 0 and 1 mean; 2 is a bad argument for all three."""
+
+
+def _epilog(command: str) -> str:
+    return (
+        f"exit status: {EXIT_STATUS[command]}, 2 a bad argument (a malformed value, or a "
+        "problem the rules reject whatever its tiling)"
+    )
+
+
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Shows each default that is set; one that is None is said in the help itself."""
 
@@ -175,7 +204,13 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(
-        prog="indexops-npu", description="Check, plan and emulate PyPTO scatter_update on Ascend."
+        prog="indexops-npu",
+        description="Check, plan and emulate PyPTO scatter_update on Ascend.",
+        epilog=EXAMPLES
+        + "\nexit status:\n"
+        + "".join(f"  {command:7}{meaning}\n" for command, meaning in EXIT_STATUS.items())
+        + "  all    2 a bad argument",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--version", action="version", version=f"%(prog)s (indexops) {indexops.__version__}"
@@ -192,6 +227,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
             help=text,
             description=f"{text[0].upper()}{text[1:]}. The defaults are a decode step of a "
             "paged KV cache.",
+            epilog=_epilog(name),
             formatter_class=_HelpFormatter,
         )
         _problem_arguments(sub)
@@ -253,7 +289,8 @@ PROBLEM_ARGUMENTS: dict[str, dict[str, object]] = {
     "--dtype": {
         "type": _dtype("dtype", VALUE_DTYPES, _LOOSE_NOTE),
         "default": DEFAULT.dtype,
-        "help": f"of input and src: {', '.join(VALUE_DTYPES)}{_LOOSE_NOTE}",
+        "help": f"of input and src: {', '.join(VALUE_DTYPES)}{_LOOSE_NOTE}; "
+        "NumPy's and PyPTO's names too (float32, bfloat16, DT_FP32, ...)",
     },
     "--index-dtype": {
         "type": _dtype("index_dtype", INDEX_DTYPES),
@@ -279,12 +316,71 @@ def main(argv: Sequence[str] | None = None) -> int:
     (:class:`SystemExit`), as argparse does.
     """
     parser, subs = _parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(_negative_shapes_attached(argv))
+    if unknown:
+        subs[args.command].error(_unrecognized(subs[args.command], unknown))
     problem = Problem(args.input, args.index, args.dtype, args.index_dtype)
     try:
+        _require_legal(problem, args)
         return {"check": _check, "plan": _plan, "run": _run}[args.command](problem, args)
     except IndexOpsError as exc:
         subs[args.command].error(str(exc))
+
+
+_SHAPE_FLAGS = ("--input", "--index", "--view", "--tile")
+_NEGATIVE_SHAPE = re.compile(r"-[0-9]+(x-?[0-9]+)*", re.IGNORECASE)
+
+
+def _negative_shapes_attached(argv: Sequence[str] | None) -> list[str]:
+    """``argv`` with a shape that starts with a minus sign attached to its flag
+    (``--input -4x8`` as ``--input=-4x8``): argparse takes it for a flag of its own and
+    says only "expected one argument"; attached, the shape check names the bad dim."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    out: list[str] = []
+    for arg in given:
+        if out and out[-1] in _SHAPE_FLAGS and _NEGATIVE_SHAPE.fullmatch(arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
+def _unrecognized(sub: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """argparse's message for ``unknown`` arguments, with the closest flag of ``sub`` to
+    each unknown flag."""
+    flags = [flag for action in sub._actions for flag in action.option_strings]
+    hints = []
+    for arg in unknown:
+        flag = arg.split("=", 1)[0]
+        close = difflib.get_close_matches(flag, flags, n=1) if flag.startswith("--") else []
+        if close:
+            hints.append(f"{flag}: did you mean {close[0]}?")
+    text = f"unrecognized arguments: {' '.join(unknown)}"
+    return f"{text} ({'; '.join(hints)})" if hints else text
+
+
+FUNCTIONS = {
+    "check": "check_scatter_update",
+    "plan": "plan_scatter_update",
+    "run": "emulate_scatter_update",
+}
+"""The function of :mod:`indexops_npu` that each command calls, which names its errors."""
+
+
+def _require_legal(problem: Problem, args: argparse.Namespace) -> None:
+    """Raise for a problem the rules reject whatever its tiling (shapes, dtypes, sizes),
+    named by the command's function, before any command plans or checks a tiling."""
+    result = check_problem(
+        problem.input_shape,
+        problem.index_shape,
+        problem.src_shape,
+        dtype=problem.dtype,
+        index_dtype=problem.index_dtype,
+        hardware=PROFILES[args.hardware],
+        rules=args.rules,
+    )
+    if not result.ok:
+        raise RuleViolationError(FUNCTIONS[args.command], result)
 
 
 def _describe(problem: Problem, args: argparse.Namespace) -> None:

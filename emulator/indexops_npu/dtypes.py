@@ -42,6 +42,7 @@ def dtype_name(dtype: Any, arg: str = "dtype") -> str:
     Examples
     --------
     >>> import numpy as np
+    >>> from indexops_npu.dtypes import dtype_name
     >>> dtype_name("DT_BF16"), dtype_name(np.float32), dtype_name("int64")
     ('bf16', 'fp32', 'int64')
 
@@ -71,6 +72,7 @@ def numpy_dtype(name: str) -> Any:
 
     Examples
     --------
+    >>> from indexops_npu.dtypes import numpy_dtype
     >>> numpy_dtype("fp16")
     dtype('float16')
     """

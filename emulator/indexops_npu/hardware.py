@@ -96,6 +96,7 @@ class Hardware:
 
         Examples
         --------
+        >>> from indexops_npu import ATLAS_A3
         >>> print(ATLAS_A3.scope())
         one die of 2: 48 of the package's 96 vector cores, with the die's own UB and HBM
         (about 1.6 TB/s); each die is its own device, so a kernel runs on one
@@ -125,6 +126,7 @@ class Hardware:
 
         Examples
         --------
+        >>> from indexops_npu import ATLAS_A2
         >>> ATLAS_A2.align(1), ATLAS_A2.align(32), ATLAS_A2.align(33)
         (32, 32, 64)
         """

@@ -99,6 +99,7 @@ def plan_scatter_update(
     --------
     A paged bf16 cache with ``d = 576``: a tile holds at most 169 tokens in the UB.
 
+    >>> from indexops_npu import plan_scatter_update
     >>> plans = plan_scatter_update([256, 128, 1, 576], [8, 256], dtype="bf16",
     ...                             index_dtype="int64")
     >>> plans[0].tile_shape, plans[0].tiles, plans[0].estimate.bound
@@ -154,6 +155,7 @@ def plan_tiling(
 
     Examples
     --------
+    >>> from indexops_npu.plan import plan_tiling
     >>> one = plan_tiling([256, 64], [25, 4], dtype="bf16", index_dtype="int32",
     ...                   view_shape=[100, 64], tile_shape=[4, 64])
     >>> many = plan_tiling([256, 64], [25, 4], dtype="bf16", index_dtype="int32",

@@ -37,6 +37,7 @@ def plural(count: int, word: str) -> str:
 
     Examples
     --------
+    >>> from indexops_npu.plot import plural
     >>> plural(1, "view"), plural(3, "tile")
     ('1 view', '3 tiles')
     """
@@ -247,6 +248,7 @@ def draw_plans(
     --------
     >>> import matplotlib  # the plot extra
     >>> from indexops_npu import plan_scatter_update
+    >>> from indexops_npu.plot import draw_plans
     >>> plans = plan_scatter_update([64, 16], [4, 8], dtype="fp32", index_dtype="int32")
     >>> fig = draw_plans(plans, top=3)
     >>> [ax.get_title() for ax in fig.axes[:2]]

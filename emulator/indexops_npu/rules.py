@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from indexops import IndexOpsValueError
-from indexops._extension import as_int, as_tuple, scatter_update_src_shape, value_error
+from indexops._extension import (
+    as_int,
+    as_tuple,
+    scatter_update_heads,
+    scatter_update_src_shape,
+    value_error,
+)
 
 from .dtypes import INDEX_DTYPES, LOOSE_VALUE_DTYPES, VALUE_DTYPES, dtype_name, itemsize
 from .hardware import ATLAS_A2, Hardware
@@ -199,6 +205,7 @@ def check_scatter_update(
 
     Examples
     --------
+    >>> from indexops_npu import check_scatter_update
     >>> r = check_scatter_update([15, 8], [5, 2], [10, 8], dtype="fp32", index_dtype="int64",
     ...                          view_shape=[4, 8], tile_shape=[2, 8])
     >>> r.ok, r.ub_bytes
@@ -250,6 +257,7 @@ def check_problem(
 
     Examples
     --------
+    >>> from indexops_npu.rules import check_problem
     >>> check_problem([15, 8], [5, 2], [10, 8], dtype="fp32", index_dtype="int64").ok
     True
     >>> check_problem([15, 8], [5, 2**40], [5 * 2**40, 8], dtype="fp32",
@@ -377,8 +385,8 @@ def _shapes(
     if len(input_shape) == 4 and input_shape[2] != 1:
         out.add(
             "shape",
-            f"input_shape={input_shape}: a 4-D cache is [blockNum, blockSize, 1, "
-            "d]; dim 2 must be 1",
+            f"input_shape={input_shape}: a 4-D cache is [blockNum, blockSize, 1, d]; "
+            + scatter_update_heads,
             loose=True,
             undefined=True,
         )
@@ -508,6 +516,7 @@ def max_rows_fitting(d: int, value: str, index: str, hardware: Hardware, tile_b:
     Examples
     --------
     >>> from indexops_npu import ATLAS_A2
+    >>> from indexops_npu.rules import max_rows_fitting
     >>> max_rows_fitting(576, "bf16", "int64", ATLAS_A2)
     169
     """
@@ -541,6 +550,8 @@ class RuleViolationError(IndexOpsValueError):
     ...     print(error.result.kinds)
     ('tile_invalid',)
     """
+
+    __module__ = "indexops_npu"  # its public name, as a traceback prints it
 
     def __init__(self, op: str, result: CheckResult) -> None:
         self.result = result

@@ -67,6 +67,7 @@ def divisors(n: int) -> list[int]:
 
     Examples
     --------
+    >>> from indexops_npu.tiling import divisors
     >>> divisors(12), divisors(1), len(divisors(2**30))
     ([1, 2, 3, 4, 6, 12], [1], 31)
     """
@@ -81,6 +82,7 @@ def _prime_factors(n: int) -> list[tuple[int, int]]:
 
     Examples
     --------
+    >>> from indexops_npu.tiling import _prime_factors
     >>> _prime_factors(360), _prime_factors(2**31 - 1)
     ([(2, 3), (3, 2), (5, 1)], [(2147483647, 1)])
     """
@@ -149,6 +151,8 @@ def ub_bytes(
     Examples
     --------
     >>> from indexops_npu import ATLAS_A2
+    >>> from indexops_npu import ATLAS_A2
+    >>> from indexops_npu.tiling import ub_bytes
     >>> ub_bytes(102, 2, 8, 4, 8, ATLAS_A2)  # 204 rows of 32 B + 102 index rows of 32 B
     9792
     """

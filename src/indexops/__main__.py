@@ -12,6 +12,7 @@ CANDIDATES = {
     "array-api-strict": "array_api_strict",
     "torch": "array_api_compat.torch",
     "jax": "jax.numpy",
+    "dask": "dask.array",
     "cupy": "cupy",
 }
 
@@ -33,7 +34,8 @@ def installed_backends() -> dict[str, ModuleType]:
 
 
 def show(title: str, value: object) -> None:
-    text = str(value).replace("\n", "\n    ")
+    compute = getattr(value, "compute", None)  # a lazy array (Dask) prints its values computed
+    text = str(value if compute is None else compute()).replace("\n", "\n    ")
     print(f"  {title}:\n    {text}")
 
 

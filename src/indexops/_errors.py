@@ -4,6 +4,9 @@ Every error a user can cause is an :class:`IndexOpsError`. Shape and attribute p
 also subclass :class:`ValueError`, dtype problems :class:`TypeError`, so callers can catch
 whichever they prefer. Messages follow one pattern: the argument, the value received,
 what is allowed, and (for StableHLO rules) the constraint label, e.g. ``(gather C7)``.
+
+The classes are public names of :mod:`indexops` and say so (their ``__module__``), so a
+traceback prints ``indexops.IndexOpsValueError``, the name to catch.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ class IndexOpsError(Exception):
     dynamic_slice: start_indices=(0, 0) is not allowed: ... (dynamic_slice C2)
     """
 
+    __module__ = "indexops"
+
 
 class IndexOpsValueError(IndexOpsError, ValueError):
     """A shape, attribute or index value that the op does not allow.
@@ -41,6 +46,8 @@ class IndexOpsValueError(IndexOpsError, ValueError):
     ...     print(type(error).__name__, isinstance(error, indexops.IndexOpsError))
     IndexOpsValueError True
     """
+
+    __module__ = "indexops"
 
 
 class IndexOpsTypeError(IndexOpsError, TypeError):
@@ -59,6 +66,8 @@ class IndexOpsTypeError(IndexOpsError, TypeError):
     dynamic_update_slice: update.dtype='int64' is not allowed: the dtype of operand (float64) ...
     """
 
+    __module__ = "indexops"
+
 
 def _message(op: str, arg: str, value: Any, allowed: str, rule: str | None) -> str:
     label = f" ({op} {rule})" if rule else ""
@@ -72,6 +81,7 @@ def value_error(
 
     Examples
     --------
+    >>> from indexops._errors import value_error
     >>> str(value_error("gather", "offset_dims", (1, 0), "must be sorted", "C4"))
     'gather: offset_dims=(1, 0) is not allowed: must be sorted (gather C4)'
     """

@@ -15,6 +15,7 @@ import numpy as np
 from ._backends import Backend, backend_for
 from ._errors import type_error, value_error
 from ._execute.writes import write_rows
+from ._ops.scatter_update import HEADS as scatter_update_heads
 from ._ops.scatter_update import expected_src_shape as scatter_update_src_shape
 from ._typing import Array
 from ._validate.arguments import as_int, as_tuple, writes_in_place
@@ -28,6 +29,7 @@ __all__ = [
     "namespace",
     "put_rows",
     "require_in_place",
+    "scatter_update_heads",
     "scatter_update_src_shape",
     "take_rows",
     "type_error",

@@ -93,16 +93,39 @@ def is_array(x: Any) -> bool:
 
 
 def _namespace(op: str, arrays: dict[str, Array]) -> ModuleType:
+    libraries = [_asarray_call(x) for x in arrays.values() if is_array(x)]
+    convert = libraries[0] if libraries else "numpy.asarray"
     for name, x in arrays.items():
         if not is_array(x):
             raise type_error(
-                op, name, _short(x), "an array of an Array API library (numpy, torch, jax, ...)"
+                op,
+                name,
+                _short(x),
+                "an array of an Array API library (numpy, torch, jax, ...); "
+                f"make one first, e.g. {convert}({name})",
             )
     try:
         return compat.array_namespace(*arrays.values())
     except TypeError as exc:
         found = {name: f"{type(x).__module__}.{type(x).__name__}" for name, x in arrays.items()}
-        raise type_error(op, ", ".join(arrays), found, "arrays of one library") from exc
+        first = next(iter(arrays))
+        others = [f"{convert}({name})" for name, x in arrays.items() if _asarray_call(x) != convert]
+        raise type_error(
+            op,
+            ", ".join(arrays),
+            found,
+            f"arrays of one library; convert the others to the library of {first}, "
+            f"e.g. {', '.join(others)}",
+        ) from exc
+
+
+def _asarray_call(x: Array) -> str:
+    """The call that makes an array of ``x``'s library, as a user would write it."""
+    if compat.is_jax_array(x):
+        return "jax.numpy.asarray"
+    if compat.is_dask_array(x):
+        return "dask.array.asarray"
+    return f"{type(x).__module__.split('.')[0]}.asarray"
 
 
 def _short(x: Any) -> str:

@@ -31,6 +31,7 @@ def repeats_elements(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
 
     Examples
     --------
+    >>> from indexops._backends._base import repeats_elements
     >>> repeats_elements((3, 4), (0, 1)), repeats_elements((1, 4), (0, 1))
     (True, False)
     """

@@ -208,7 +208,7 @@ class At:
     with ``x[idx]`` updated by one ``scatter``. ``y`` broadcasts to the shape of
     ``x[idx]``; an array of another dtype is cast to ``x``'s where NumPy's ``same_kind``
     casting allows it, and a Python scalar must be one ``x``'s dtype holds (see the
-    table in the ``at`` guide).
+    table under "Values to write" in the :doc:`at guide </at>`).
 
     Parameters
     ----------

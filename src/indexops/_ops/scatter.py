@@ -441,6 +441,7 @@ def _plan(
     check_index_vector_dim(op, index_vector_dim, index_rank, "C22")
     check_unique(op, "update_window_dims", update_window_dims, "C7")
     check_sorted(op, "update_window_dims", update_window_dims, "C7")
+    _check_updates_rank(index_shape, updates_shape, update_window_dims, index_vector_dim)
     check_window_rank(op, "update_window_dims", update_window_dims, len(updates_shape), "C8")
     dropped = inserted_window_dims + input_batching_dims
     check_unique(op, "inserted_window_dims + input_batching_dims", dropped, "C9")
@@ -487,6 +488,29 @@ def _plan(
         collapsed_dims=inserted_window_dims,
         layout_window_dims=update_window_dims,
     )
+
+
+def _check_updates_rank(
+    index_shape: tuple[int, ...],
+    updates_shape: tuple[int, ...],
+    update_window_dims: tuple[int, ...],
+    index_vector_dim: int,
+) -> None:
+    """``updates`` has one dim per scatter dim and one per window dim (scatter C4), checked
+    before the attributes that count dims of ``updates`` (C8), so that the error names
+    ``updates``, the argument more likely wrong."""
+    scatter_rank = len(index_shape) - (index_vector_dim < len(index_shape))
+    rank = scatter_rank + len(update_window_dims)
+    if len(updates_shape) != rank:
+        raise value_error(
+            OP,
+            "updates.shape",
+            updates_shape,
+            f"rank {rank}: the {scatter_rank} dims of scatter_indices {index_shape} other "
+            f"than index_vector_dim={index_vector_dim}, plus one per entry of "
+            f"update_window_dims={update_window_dims}",
+            "C4",
+        )
 
 
 def _window_sizes(

@@ -21,6 +21,11 @@ from .._validate.arguments import as_int, check_integer_array, writes_in_place
 from .._validate.combiners import REPLACE
 
 OP = "scatter_update"
+HEADS = (
+    "dim 2 must be 1; a cache of H heads, [blockNum, blockSize, H, d] (vLLM's NHD layout), "
+    "goes in as its view [blockNum, blockSize, 1, H*d], with src as [b, s, 1, H*d]"
+)
+"""What a 4-D cache with heads breaks, and how to pass it."""
 
 
 def scatter_update(
@@ -65,15 +70,17 @@ def scatter_update(
     Examples
     --------
     >>> import numpy as np
+    >>> import indexops
     >>> cache = np.zeros((2, 3, 1, 2), dtype=np.int32)
-    >>> out = scatter_update(cache, -2, np.array([[4, -1]]), np.ones((1, 2, 1, 2), np.int32))
+    >>> slots, tokens = np.array([[4, -1]]), np.ones((1, 2, 1, 2), np.int32)
+    >>> out = indexops.scatter_update(cache, -2, slots, tokens)
     >>> out is cache, cache[1, :, 0].tolist()
     (True, [[0, 0], [1, 1], [0, 0]])
 
     vLLM's 1-D slot mapping, as ``[1, s]``:
 
     >>> table = np.zeros((4, 2), np.int32)
-    >>> scatter_update(table, -2, np.array([3, -1]), np.array([[7, 7], [9, 9]], np.int32))
+    >>> indexops.scatter_update(table, -2, np.array([3, -1]), np.array([[7, 7], [9, 9]], np.int32))
     array([[0, 0],
            [0, 0],
            [0, 0],
@@ -114,14 +121,35 @@ def _plan(
         layout = "[b*s, d] for input [rows, d] and index [b, s]"
     else:
         if shape[2] != 1:
-            raise value_error(
-                OP, "input.shape", shape, "[blockNum, blockSize, 1, d]: dim 2 must be 1"
-            )
+            raise value_error(OP, "input.shape", shape, f"[blockNum, blockSize, 1, d]: {HEADS}")
         layout = "[b, s, 1, d] for input [blockNum, blockSize, 1, d] and index [b, s]"
     if src_shape != expected:
-        raise value_error(OP, "src.shape", src_shape, f"{expected}, i.e. {layout}")
+        hint = _padded_tokens_hint(index_shape, src_shape, expected)
+        raise value_error(OP, "src.shape", src_shape, f"{expected}, i.e. {layout}{hint}")
     slots = shape[0] if len(shape) == 2 else shape[0] * shape[1]
     return (slots, d)
+
+
+def _padded_tokens_hint(
+    index_shape: tuple[int, ...], src_shape: tuple[int, ...], expected: tuple[int, ...]
+) -> str:
+    """How to pass tokens padded past a 1-D index (vLLM V1 pads ``key`` for CUDA graphs
+    and writes only ``slot_mapping.size(0)`` tokens), or ``""`` for another mismatch."""
+    tokens = 0 if len(expected) == 2 else 1
+    padded = (
+        len(index_shape) == 1
+        and len(src_shape) == len(expected)
+        and src_shape[tokens] > expected[tokens]
+        and all(n == m for i, (n, m) in enumerate(zip(src_shape, expected)) if i != tokens)
+    )
+    if not padded:
+        return ""
+    first = f"src[{':, ' * tokens}:{expected[tokens]}]"
+    return (
+        f"; src has {src_shape[tokens]} tokens for the {index_shape[0]} slots of index "
+        f"(as vLLM pads key for CUDA graphs): pass {first}, or "
+        "key[:slot_mapping.shape[0]] before the reshape"
+    )
 
 
 def expected_src_shape(
@@ -134,6 +162,7 @@ def expected_src_shape(
 
     Examples
     --------
+    >>> from indexops._ops.scatter_update import expected_src_shape
     >>> expected_src_shape((256, 128, 1, 576), (8, 4)), expected_src_shape((1000, 64), (8, 4))
     ((8, 4, 1, 576), (32, 64))
     >>> expected_src_shape((256, 128, 1, 576), (4,))

@@ -212,6 +212,7 @@ def clamp(dim: int, start: int, stop: int, step: int) -> tuple[int, int]:
 
     Examples
     --------
+    >>> from indexops._ops.slice_scatter import clamp
     >>> clamp(4, -10, -2**63, -1)  # Python's [-10:-2**63:-1] is empty; here index 0
     (0, 1)
     >>> clamp(5, -25, 25, 2)

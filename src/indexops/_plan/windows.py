@@ -149,6 +149,7 @@ def _element_axes(
     --------
     ``take_along_axis(x, i, axis=1)`` for a 2-D ``x``, with the index vector dim last:
 
+    >>> from indexops._plan.windows import _element_axes
     >>> _element_axes(2, 2, 2, (1,), ((0, 0),))
     (0, 1)
     """
