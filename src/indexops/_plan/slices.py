@@ -19,6 +19,7 @@ def positive_slice(first: int, count: int, step: int) -> slice:
 
     Examples
     --------
+    >>> from indexops._plan.slices import positive_slice
     >>> positive_slice(0, 1, 2**63 - 1)  # one element: step 1
     slice(0, 1, 1)
     >>> positive_slice(4, 3, -2)  # 4, 2, 0 in increasing order
@@ -37,6 +38,7 @@ def directed_slice(first: int, count: int, step: int) -> slice:
 
     Examples
     --------
+    >>> from indexops._plan.slices import directed_slice
     >>> directed_slice(3, 1, -(2**61))
     slice(3, 4, 1)
     >>> directed_slice(4, 3, -2)  # 4, 2, 0: the stop before 0 is None
