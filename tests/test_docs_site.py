@@ -95,7 +95,7 @@ def browser_and_site():
         chromium = screenshots.browser()
     except SystemExit as missing:
         pytest.skip(str(missing))
-    return screenshots, chromium, Path(site)
+    return screenshots, chromium, Path(site).resolve()  # file URIs need absolute paths
 
 
 def test_layout_problems_are_named():
