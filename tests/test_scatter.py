@@ -36,7 +36,7 @@ def draw_scatter(data, dtype_choices=VALUE_DTYPES):
 
 def expected_of(case, operand, updates, combiner, mode):
     computation = old_times_two_plus_new if combiner == "callable" else combiner
-    with np.errstate(over="ignore"):  # integers wrap around
+    with np.errstate(over="ignore", invalid="ignore"):  # integers wrap, inf - inf is NaN
         return reference.scatter(
             operand,
             case.indices,
@@ -49,7 +49,7 @@ def expected_of(case, operand, updates, combiner, mode):
 
 def run(xp, case, operand, updates, combiner, mode, **kwargs):
     computation = old_times_two_plus_new if combiner == "callable" else combiner
-    with np.errstate(over="ignore"):  # integers wrap around (NumPy warns)
+    with np.errstate(over="ignore", invalid="ignore"):  # as above (NumPy warns)
         return indexops.scatter(
             from_numpy(xp, operand),
             from_numpy(xp, case.indices),
