@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).parents[1]
@@ -94,3 +95,29 @@ def test_a_worker_leaves_its_final_collections_little_to_walk(xdist_run):
     folder, done = xdist_run
     assert int((folder / "objects.txt").read_text()) < 30_000
     assert "KeyboardInterrupt" not in done.stdout + done.stderr
+
+
+@pytest.mark.backends("jax_jit")
+def test_jitted_calls_trace_again_for_another_test_path_or_static_value():
+    """A compiled call is reused only for equal static values (``-0.0`` is not ``0.0``)
+    and the same test path; within ``generic_only()`` the op runs eagerly."""
+    import jax
+    from backends import jitted
+
+    from indexops._testing import active_variant, device_paths, generic_only
+
+    calls = []
+
+    def op(x, y):
+        calls.append((active_variant(), isinstance(x, jax.core.Tracer)))
+        return x * y
+
+    call = jitted(op)
+    ones = jax.numpy.ones(1)
+    assert not np.signbit(call(ones, 0.0)[0])
+    assert np.signbit(call(ones, -0.0)[0])
+    with device_paths():
+        call(ones, 0.0)
+    with generic_only():
+        call(ones, 0.0)
+    assert calls == [(None, True), (None, True), ("device", True), ("generic", False)]
