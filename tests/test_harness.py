@@ -121,3 +121,13 @@ def test_jitted_calls_trace_again_for_another_test_path_or_static_value():
     with generic_only():
         call(ones, 0.0)
     assert calls == [(None, True), (None, True), ("device", True), ("generic", False)]
+
+
+@pytest.mark.backends("jax")
+def test_jax_reads_the_compile_setting_of_the_root_conftest():
+    """The root conftest sets JAX_DISABLE_MOST_OPTIMIZATIONS (unless given) before jax is
+    imported: the flag holds what the variable says."""
+    import jax
+
+    wanted = os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] not in ("0", "false", "False")
+    assert jax.config.read("jax_disable_most_optimizations") is wanted
