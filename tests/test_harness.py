@@ -1,5 +1,7 @@
 """The test harness itself (conftest.py, tests/conftest.py, tests/backends.py): a narrowed
-run collects only its backends' tests and fails when a test imports another library."""
+run collects only its backends' tests and fails when a test imports another library (under
+xdist too), an xdist worker ends quickly, jax_jit compiles again where a call differs, and
+JAX compiles as the root conftest says."""
 
 from __future__ import annotations
 
@@ -65,7 +67,9 @@ def test_heap():  # as a library's caches: kept by a module
 
 
 @pytest.fixture(scope="module")
-def xdist_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def xdist_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess]:
     """A run on one xdist worker of a test that imports a library that is not selected (a
     package stands in for cupy: installed, and no GPU) and of one that leaves 300000
     objects behind: its folder and output."""
