@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import doctest
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +21,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "tests"))
 import backends  # tests/backends.py, which tests/conftest.py imports too
+
+# XLA compiles each of the tests' JAX programs to run it once or twice on a few elements:
+# LLVM's optimisation of the machine code cost more than it saved (a fifth of the CPU time
+# of a jitted call). JAX's flag for that case turns down the backend's code generation only,
+# not XLA's passes over the program; set it to 0 to test the machine code users run. (Read
+# when jax is imported, which no module imports before this one.)
+os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
 
 # The array libraries of the backends, by the package name a doctest imports.
 LIBRARIES = {"torch": "torch", "jax": "jax", "dask": "dask", "cupy": "cupy",

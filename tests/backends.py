@@ -353,14 +353,20 @@ STATIC_ARGUMENTS = {"slice_scatter": ("start", "stop", "step", "axes")}
 
 
 class _Static:
-    """A static argument of a jitted call, hashable (NumPy arrays by their bytes)."""
+    """A static argument of a jitted call, hashable, and equal to another only where the
+    two compile the same: NumPy arrays and scalars by their dtype and bytes, floats by
+    their bits (``-0.0`` is not ``0.0``)."""
 
     def __init__(self, value: Any) -> None:
         self.value = value
-        if isinstance(value, np.ndarray):
-            self.key: Any = (value.dtype.str, value.shape, value.tobytes())
+        if isinstance(value, (np.ndarray, np.generic)):
+            self.key: Any = (type(value), value.dtype.str, np.shape(value), value.tobytes())
+        elif isinstance(value, float):
+            self.key = (float, value.hex())
+        elif isinstance(value, complex):
+            self.key = (complex, value.real.hex(), value.imag.hex())
         elif isinstance(value, slice):  # not hashable before Python 3.12
-            self.key = (slice, value.start, value.stop, value.step)
+            self.key = (slice, *(_Static(v) for v in (value.start, value.stop, value.step)))
         else:
             self.key = (type(value), value)
 
@@ -372,14 +378,25 @@ class _Static:
 
 
 def jitted(op: Callable[..., Any]) -> Callable[..., Any]:
-    """``op`` called under ``jax.jit``: JAX arrays traced, everything else static."""
+    """``op`` called under ``jax.jit``: JAX arrays traced, everything else static.
+
+    Calls with the same static arguments and test path (``indexops._testing``) share one
+    jitted function, which JAX compiles once per shape and dtype of the arrays. Within
+    ``generic_only()`` the op runs eagerly: the generic backend, the oracle of the native
+    paths, combines pass by pass with counts read on the host, which no trace can do.
+    """
     import jax
+
+    from indexops._testing import active_variant
 
     signature = inspect.signature(op)
     compiled: dict[Any, Callable[..., Any]] = {}
 
     @functools.wraps(op)
     def call(*args: Any, **kwargs: Any) -> Any:
+        variant = active_variant()
+        if variant == "generic":
+            return op(*args, **kwargs)
         arguments = dict(signature.bind(*args, **kwargs).arguments)
         for name in STATIC_ARGUMENTS.get(op.__name__, ()):
             value = arguments.get(name)
@@ -387,7 +404,7 @@ def jitted(op: Callable[..., Any]) -> Callable[..., Any]:
                 arguments[name] = tuple(np.asarray(value).tolist())
         leaves, tree = jax.tree_util.tree_flatten(arguments)
         traced = [isinstance(leaf, jax.Array) for leaf in leaves]
-        key = (tree, tuple(None if t else _Static(leaf) for t, leaf in zip(traced, leaves)))
+        key = (tree, variant, *(None if t else _Static(leaf) for t, leaf in zip(traced, leaves)))
         if key not in compiled:
             compiled[key] = jax.jit(functools.partial(_rebuilt, op, tree, traced, leaves))
         return compiled[key](*[leaf for t, leaf in zip(traced, leaves) if t])

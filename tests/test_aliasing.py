@@ -29,6 +29,7 @@ def on_copies(xp, op, x, *args):
 
 @DRAWN
 @WITH_VALUES
+@pytest.mark.backends(lambda backend: backend.writable)  # elsewhere copy=None copies
 @given(
     rows=st.integers(2, 6),
     width=st.sampled_from([1, 3, 8]),

@@ -46,6 +46,7 @@ def windows_in_bounds(case) -> bool:
     return True
 
 
+@DRAWN
 @given(data=st.data())
 def test_gather_promise_in_bounds_agrees_when_in_bounds(xp, data):
     case = data.draw(window_cases())
@@ -123,6 +124,7 @@ def test_gather_result_stays_on_backend_and_input_untouched(xp):
     assert_same(operand, before)
 
 
+@DRAWN
 @given(data=st.data())
 def test_dynamic_slice_matches_reference(xp, data):
     rank = data.draw(st.integers(0, 4))

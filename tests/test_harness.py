@@ -1,5 +1,7 @@
 """The test harness itself (conftest.py, tests/conftest.py, tests/backends.py): a narrowed
-run collects only its backends' tests and fails when a test imports another library."""
+run collects only its backends' tests and fails when a test imports another library (under
+xdist too), an xdist worker ends quickly, jax_jit compiles again where a call differs, and
+JAX compiles as the root conftest says."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).parents[1]
@@ -64,7 +67,9 @@ def test_heap():  # as a library's caches: kept by a module
 
 
 @pytest.fixture(scope="module")
-def xdist_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def xdist_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess]:
     """A run on one xdist worker of a test that imports a library that is not selected (a
     package stands in for cupy: installed, and no GPU) and of one that leaves 300000
     objects behind: its folder and output."""
@@ -94,3 +99,39 @@ def test_a_worker_leaves_its_final_collections_little_to_walk(xdist_run):
     folder, done = xdist_run
     assert int((folder / "objects.txt").read_text()) < 30_000
     assert "KeyboardInterrupt" not in done.stdout + done.stderr
+
+
+@pytest.mark.backends("jax_jit")
+def test_jitted_calls_trace_again_for_another_test_path_or_static_value():
+    """A compiled call is reused only for equal static values (``-0.0`` is not ``0.0``)
+    and the same test path; within ``generic_only()`` the op runs eagerly."""
+    import jax
+    from backends import jitted
+
+    from indexops._testing import active_variant, device_paths, generic_only
+
+    calls = []
+
+    def op(x, y):
+        calls.append((active_variant(), isinstance(x, jax.core.Tracer)))
+        return x * y
+
+    call = jitted(op)
+    ones = jax.numpy.ones(1)
+    assert not np.signbit(call(ones, 0.0)[0])
+    assert np.signbit(call(ones, -0.0)[0])
+    with device_paths():
+        call(ones, 0.0)
+    with generic_only():
+        call(ones, 0.0)
+    assert calls == [(None, True), (None, True), ("device", True), ("generic", False)]
+
+
+@pytest.mark.backends("jax")
+def test_jax_reads_the_compile_setting_of_the_root_conftest():
+    """The root conftest sets JAX_DISABLE_MOST_OPTIMIZATIONS (unless given) before jax is
+    imported: the flag holds what the variable says."""
+    import jax
+
+    wanted = os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] not in ("0", "false", "False")
+    assert jax.config.read("jax_disable_most_optimizations") is wanted

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from backends import DRAWN
 from helpers import ROW_SCATTER, assert_same, from_numpy
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -67,6 +68,7 @@ def assert_bits_equal(actual: np.ndarray, expected: np.ndarray) -> None:
         np.testing.assert_array_equal(np.signbit(actual[numbers]), np.signbit(expected[numbers]))
 
 
+@DRAWN
 @given(dtype=st.sampled_from(INTEGER_DTYPES), width=st.sampled_from([1, 3, 8]))
 def test_integer_add_with_duplicates_is_exact(xp, dtype, width):
     rng = np.random.default_rng(width)
@@ -292,6 +294,7 @@ def test_numpy_float_add_without_scipy_is_the_same_sum(without_scipy, sparse_cal
 ROW_GATHER = {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,)}
 
 
+@DRAWN
 @given(
     dtype=st.sampled_from(["float32", "int16", "int64", "uint16", "uint32", "uint64"]),
     size=st.sampled_from([(8, 16), (300, 128)]),  # within torch's parallel grain, above it

@@ -327,6 +327,7 @@ def test_gather_then_scatter_rebuilds_the_operand(xp, data):
     np.testing.assert_array_equal(rebuilt[~mask], 0)
 
 
+@DRAWN
 @given(data=st.data())
 def test_dynamic_update_slice_matches_reference(xp, data):
     rank = data.draw(st.integers(0, 4))
@@ -377,6 +378,7 @@ ZERO_SIZE_INPUTS = {
 }
 
 
+@DRAWN
 @given(
     name=st.sampled_from(list(ZERO_SIZE_INPUTS)),
     combiner=st.sampled_from(COMBINERS),

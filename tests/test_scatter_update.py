@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from backends import WITH_VALUES, Backend
+from backends import DRAWN, WITH_VALUES, Backend
 from helpers import assert_same, from_numpy, to_numpy
 from hypothesis import given
 from hypothesis import strategies as st
@@ -95,6 +95,7 @@ def cases(draw, dtypes=VALUE_DTYPES):
     return input, index, src
 
 
+@DRAWN
 @given(data=st.data())
 def test_matches_reference(xp, backend, data):
     dtypes = [name for name in VALUE_DTYPES if hasattr(xp, name)]

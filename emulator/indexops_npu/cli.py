@@ -135,27 +135,31 @@ def _image_path(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is a folder: name a file in it")
     if not os.path.isdir(path.parent):
         raise argparse.ArgumentTypeError(f"{text!r}: no folder {str(path.parent)!r} to write in")
-    _try_writing(path)
+    try:
+        _try_writing(path)
+    except OSError as error:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} cannot be written: {error.strerror or error}"
+        ) from None
     return text
 
 
 def _try_writing(path: Path) -> None:
-    """Open ``path`` for writing as the figure will be, leaving it as it was: the system
-    says what no earlier look can (a name too long, a read-only folder or file system)."""
+    """Open ``path`` for writing as the figure will be, and leave it as it was: the system
+    says what no earlier look can (a name too long, a read-only folder or file system).
+
+    Raises
+    ------
+    OSError
+        Where the file cannot be created or written.
+    """
     try:
-        created = True
-        try:
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            created = False
-            descriptor = os.open(path, os.O_WRONLY)  # no O_TRUNC: the file stays as it is
-        os.close(descriptor)
-        if created:
-            os.unlink(path)
-    except OSError as error:
-        raise argparse.ArgumentTypeError(
-            f"{str(path)!r} cannot be written: {error.strerror or error}"
-        ) from None
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        os.close(os.open(path, os.O_WRONLY))  # no O_TRUNC: the file stays as it is
+        return
+    os.close(descriptor)
+    os.unlink(path)
 
 
 HARDWARE_HELP = "device profile: " + "; ".join(
