@@ -71,6 +71,9 @@ collect_ignore = [
 # The Sphinx configuration, its extensions (which import Sphinx) and the build's outputs are
 # not documentation to test; the pages and the figure scripts are.
 collect_ignore += ["docs/conf.py", "docs/_ext", "docs/_build", "docs/_generated"]
+# The compiled kernels import numba (the fast extra), which the nox sessions leave out.
+if importlib.util.find_spec("numba") is None:
+    collect_ignore.append("src/indexops/_backends/_kernels.py")
 
 
 def pytest_configure(config: pytest.Config) -> None:
