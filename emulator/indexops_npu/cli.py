@@ -52,14 +52,25 @@ class Problem:
     def src_shape(self) -> tuple[int, ...]:
         return scatter_update_src_shape(self.input_shape, self.index_shape)
 
-    def check(self, hardware: Hardware, rules: str, **tiling: tuple[int, ...]) -> CheckResult:
-        """The rules' verdict on this problem: what no tiling mends (:func:`check_problem`),
-        or, given ``view_shape`` and ``tile_shape``, on that tiling
-        (:func:`check_scatter_update`)."""
-        check = check_scatter_update if tiling else check_problem
-        return check(
-            self.input_shape, self.index_shape, self.src_shape, dtype=self.dtype,
-            index_dtype=self.index_dtype, hardware=hardware, rules=rules, **tiling,
+    def check(
+        self,
+        hardware: Hardware,
+        rules: str,
+        view_shape: Sequence[int] | None = None,
+        tile_shape: Sequence[int] | None = None,
+    ) -> CheckResult:
+        """The rules' verdict on this problem: on the tiling of ``view_shape`` and
+        ``tile_shape`` (:func:`check_scatter_update`), or, without them, on what no tiling
+        mends (:func:`check_problem`)."""
+        shapes = (self.input_shape, self.index_shape, self.src_shape)
+        if view_shape is None or tile_shape is None:
+            return check_problem(
+                *shapes, dtype=self.dtype, index_dtype=self.index_dtype, hardware=hardware,
+                rules=rules,
+            )  # fmt: skip
+        return check_scatter_update(
+            *shapes, dtype=self.dtype, index_dtype=self.index_dtype, view_shape=view_shape,
+            tile_shape=tile_shape, hardware=hardware, rules=rules,
         )  # fmt: skip
 
 

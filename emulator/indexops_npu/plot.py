@@ -107,7 +107,7 @@ def _tokens_panel(fig: Figure, ax: Axes, report: Report) -> None:
         np.ma.masked_where(report.padding_tokens, tiles), cmap=cmap.with_extremes(bad="white"),
         norm=norm, aspect="auto", interpolation="nearest", extent=(-0.5, s - 0.5, b - 0.5, -0.5),
     )  # fmt: skip
-    _mark_padding(ax, report.padding_tokens)
+    _mark_padding(fig, ax, report.padding_tokens)
     grid = report.grid
     for view in np.unique(grid.view):
         mine = grid.view == view
@@ -129,13 +129,13 @@ def _tokens_panel(fig: Figure, ax: Axes, report: Report) -> None:
     _whole_ticks(ax)
 
 
-def _mark_padding(ax: Axes, padding: np.ndarray) -> None:
+def _mark_padding(fig: Figure, ax: Axes, padding: np.ndarray) -> None:
     """A cross on each padding token (left white by the panel), named in a legend under
     the panel's right corner."""
     if not padding.any():
         return
     b, s = np.nonzero(padding)
-    height = ax.get_position().height * ax.figure.get_figheight() * 72 / padding.shape[0]
+    height = ax.get_position().height * fig.get_figheight() * 72 / padding.shape[0]
     from matplotlib.transforms import offset_copy
 
     size = float(np.clip(height, 5, 9))
@@ -143,7 +143,7 @@ def _mark_padding(ax: Axes, padding: np.ndarray) -> None:
         s, b, marker="x", color="black", linewidths=1, s=size**2,
         label=f"{PADDING} ({int(padding.sum())})",
     )  # fmt: skip
-    under_ticks = offset_copy(ax.transAxes, fig=ax.figure, y=-2 * TEXT, units="points")
+    under_ticks = offset_copy(ax.transAxes, fig=fig, y=-2 * TEXT, units="points")
     ax.legend(
         loc="upper right", bbox_to_anchor=(1.0, 0.0), bbox_transform=under_ticks,
         fontsize=TEXT, frameon=False, borderaxespad=0, handletextpad=0.3,
