@@ -83,6 +83,7 @@ html_theme_options = {
 html_sidebars = {page: [] for page in ("index", "install", "benchmarks", "changelog")}
 html_static_path = ["_static"]
 html_css_files = ["indexops.css"]
+html_js_files = ["names.js"]  # where long names break on a phone
 html_show_sourcelink = False
 html_search_scorer = str(HERE / "_static" / "scorer.js")  # the history after the guides
 

@@ -67,7 +67,7 @@ FLAGS = (
     "--force-device-scale-factor=1",
 )
 
-MEASURE = """
+MEASURE = r"""
 <script>
 window.addEventListener("load", () => setTimeout(() => {
   const root = document.documentElement, width = root.clientWidth;
@@ -93,6 +93,21 @@ window.addEventListener("load", () => setTimeout(() => {
         && (style.overflowX === "hidden" || style.textOverflow === "ellipsis")) cut.push(name(el));
     if (el.tagName === "PRE" && el.scrollWidth > el.clientWidth + 1) scrolling.push(name(el));
   }
+  const broken = [];  // words of titles and tables split over two lines
+  for (const root of document.querySelectorAll(".bd-article h1, .bd-article table")) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const text = walker.currentNode;
+      if (text.parentElement.closest("table code")) continue;  // code breaks where it must
+      for (const word of text.data.matchAll(/[^\s-]+-?/g)) {  // a line may end at a -
+        const range = document.createRange();
+        range.setStart(text, word.index);
+        range.setEnd(text, word.index + word[0].length);
+        const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (tops.size > 1) broken.push(word[0]);
+      }
+    }
+  }
   for (const img of document.querySelectorAll(".bd-article img")) {
     if (!shown(img) || !img.naturalWidth) continue;
     const link = img.closest("a");
@@ -101,7 +116,7 @@ window.addEventListener("load", () => setTimeout(() => {
   }
   document.body.dataset.measure = JSON.stringify({
     width, height: root.scrollHeight, page_width: root.scrollWidth, wide, cut, figures,
-    scrolling});
+    scrolling, broken});
 }, 200));
 </script>
 """
@@ -109,8 +124,10 @@ window.addEventListener("load", () => setTimeout(() => {
 ``<body>``, where ``--dump-dom`` shows it. ``wide``: shown elements (code lines aside)
 reaching past the article's column, or past the window outside the article; ``cut``:
 elements whose own text overflows a box that hides it; ``scrolling``: code blocks that
-scroll sideways; ``figures``: each image of the article, the scale it is shown at and
-whether it links to its full size."""
+scroll sideways; ``broken``: words of a title or a table split over two lines (after a
+hyphen aside; a long name may break after a dot or an underscore, ``_static/names.js``,
+and code in a table where it must); ``figures``: each
+image of the article, the scale it is shown at and whether it links to its full size."""
 
 
 def browser() -> str:
@@ -253,11 +270,15 @@ def search_problems(found: list[str], query: str) -> list[str]:
 
 def problems(measures: dict[str, Any], window: str, text_px: float | None) -> list[str]:
     """What fails on one page in one window: anything wider than its column or the window
-    (code lines aside, which scroll), text cut off, and figures that do not link to their
-    full size; on the desktop, figure text (``text_px`` at the figure's own size) under
-    :data:`SMALLEST_FIGURE_TEXT` as shown."""
+    (code lines aside, which scroll on a phone), text cut off, words of titles and tables
+    broken over two lines, and figures that do not link to their full size; on the desktop,
+    a code block that scrolls sideways and figure text (``text_px`` at the figure's own
+    size) under :data:`SMALLEST_FIGURE_TEXT` as shown."""
     found = [f"text cut off: {name}" for name in measures["cut"]]
+    found += [f"a word broken over two lines: {word!r}" for word in measures["broken"]]
     found += [f"wider than its column or the window: {name}" for name in measures["wide"]]
+    if window == "desktop":
+        found += [f"code scrolls sideways: {name}" for name in measures["scrolling"]]
     if measures["page_width"] > measures["width"]:
         found.append(f"the page scrolls sideways ({measures['page_width']} px)")
     for figure in measures["figures"]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.util
 import sys
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +20,17 @@ Array = Any
 
 # The skip reason of tests that load the site's Sphinx extensions
 DOCS_EXTRA = "needs Sphinx, which the docs extra installs: pip install -e '.[docs]'"
+
+
+def load_script(path: Path) -> ModuleType:
+    """The module of a script that is not in a package (the docs' scripts and extensions),
+    loaded from ``path`` under the name ``docs_<stem>``."""
+    spec = importlib.util.spec_from_file_location(f"docs_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 # The backend of the running test, set by the xp fixture (None in tests without it).
 active: Backend | None = None

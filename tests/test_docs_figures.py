@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from helpers import DOCS_EXTRA
+from helpers import DOCS_EXTRA, load_script
 
 matplotlib = pytest.importorskip("matplotlib")
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
@@ -17,14 +15,6 @@ from matplotlib.text import Text  # noqa: E402
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 COLUMN = 720
 """Pixels: about the narrowest the site's article column gets; a wider image is shrunk."""
-
-
-def load(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"docs_{path.stem}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def smallest_text_px(fig: Figure, dpi: float, column: float | None = COLUMN) -> float:
@@ -43,12 +33,12 @@ def smallest_text_px(fig: Figure, dpi: float, column: float | None = COLUMN) -> 
 
 def image_text_px() -> dict[str, float]:
     """The smallest text of each figure of the site, in pixels of its image, by file stem."""
-    dpi = load(DOCS / "_ext" / "figures.py").DPI
+    dpi = load_script(DOCS / "_ext" / "figures.py").DPI
     found = {
-        script: smallest_text_px(load(DOCS / "figures" / f"{script}.py").figure(), dpi, None)
+        script: smallest_text_px(load_script(DOCS / "figures" / f"{script}.py").figure(), dpi, None)
         for script in ("gather_windows", "slice_scatter_clamping")
     }
-    npu = load(DOCS / "figures" / "make_npu_figures.py")
+    npu = load_script(DOCS / "figures" / "make_npu_figures.py")
     for name, draw in npu.FIGURES.items():
         found[Path(name).stem] = smallest_text_px(draw()[0], npu.DPI, None)
     return found
@@ -57,12 +47,12 @@ def image_text_px() -> dict[str, float]:
 @pytest.mark.parametrize("script", ["gather_windows.py", "slice_scatter_clamping.py"])
 def test_figures_drawn_by_the_build_read_in_the_column(script):
     pytest.importorskip("sphinx", reason=DOCS_EXTRA)  # the build's extension sets their dpi
-    dpi = load(DOCS / "_ext" / "figures.py").DPI
-    assert smallest_text_px(load(DOCS / "figures" / script).figure(), dpi) >= 10
+    dpi = load_script(DOCS / "_ext" / "figures.py").DPI
+    assert smallest_text_px(load_script(DOCS / "figures" / script).figure(), dpi) >= 10
 
 
 def test_the_npu_figures_read_in_the_column():
-    module = load(DOCS / "figures" / "make_npu_figures.py")
+    module = load_script(DOCS / "figures" / "make_npu_figures.py")
     for name, draw in module.FIGURES.items():
         fig, _ = draw()
         assert smallest_text_px(fig, module.DPI) >= 10, name

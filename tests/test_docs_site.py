@@ -4,16 +4,18 @@ links the guides that use its name most, and the pages fit a laptop's and a phon
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import os
+import re
 import sys
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from helpers import DOCS_EXTRA
+from helpers import DOCS_EXTRA, load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,12 +43,7 @@ def test_the_dev_extra_brings_nox_for_the_docs_session():
 
 def load_guide_links():
     pytest.importorskip("sphinx", reason=DOCS_EXTRA)
-    path = ROOT / "docs" / "_ext" / "guide_links.py"
-    spec = importlib.util.spec_from_file_location("guide_links", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "docs" / "_ext" / "guide_links.py")
 
 
 def test_api_pages_link_the_guides_that_use_the_name_most():
@@ -76,12 +73,7 @@ def test_literals_and_calls_name_what_they_show():
 
 
 def load_screenshots():
-    path = ROOT / "docs" / "screenshots.py"
-    spec = importlib.util.spec_from_file_location("docs_screenshots", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "docs" / "screenshots.py")
 
 
 def browser_and_site():
@@ -101,7 +93,16 @@ def browser_and_site():
 def test_layout_problems_are_named():
     problems = load_screenshots().problems
     fits = {"width": 390, "page_width": 390, "wide": [], "cut": [], "figures": []}
+    fits |= {"scrolling": [], "broken": []}
     assert problems(fits, "phone", None) == []
+    assert problems({**fits, "broken": ["indexops.scatter_update"]}, "phone", None) == [
+        "a word broken over two lines: 'indexops.scatter_update'"
+    ]
+    scrolls = {**fits, "scrolling": ["pre '>>> indexops.gather('"]}
+    assert problems(scrolls, "phone", None) == []  # a phone's column is narrower than code
+    assert problems(scrolls, "desktop", None) == [
+        "code scrolls sideways: pre '>>> indexops.gather('"
+    ]
     wide = {**fits, "page_width": 500, "wide": ["table.table 'ONNX'"], "cut": ["h1 'indexops'"]}
     assert problems(wide, "phone", None) == [
         "text cut off: h1 'indexops'",
@@ -137,3 +138,77 @@ def test_search_lists_the_history_last():
     assert screenshots.search_problems(history, "ScatterND") == [
         f"search 'ScatterND': history before the guides: {history}"
     ]
+
+
+CODE_COLUMNS = 92
+"""Characters of code that the narrowest code column of the site holds at 1280 px without
+scrolling sideways (an API page's example, measured in Chromium; a guide's holds 96).
+Output wraps at the column's edge (docs/_static/indexops.css), the code typed cannot."""
+
+
+def typed_lines(text: str) -> list[str]:
+    """The lines of code a reader types in ``text``, a doctest's or a code block's: the
+    ``>>>`` and ``...`` lines of a doctest, every line of other code."""
+    lines = text.splitlines()
+    if not any(line.lstrip().startswith(">>>") for line in lines):
+        return lines
+    return [line for line in lines if line.lstrip().startswith((">>>", "... "))]
+
+
+def code_blocks(page: str) -> list[tuple[str, str]]:
+    """The fenced blocks of a page: each one's language (or directive) and text."""
+    blocks, language, lines = [], None, []
+    for line in page.splitlines():
+        if not line.startswith("```"):
+            lines.append(line)
+        elif language is None:
+            language, lines = line[3:].strip(), []
+        else:
+            blocks.append((language, "\n".join(lines)))
+            language = None
+    return blocks
+
+
+def code_of_the_docs() -> dict[str, str]:
+    """Each code block of the docs' pages (text blocks and directives aside) and the
+    examples of each docstring of the packages, by where they are."""
+    found = {}
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        if "_build" in page.parts:
+            continue
+        for at, (language, text) in enumerate(code_blocks(page.read_text())):
+            if language != "text" and not language.startswith("{"):
+                found[f"{page.relative_to(ROOT)} block {at}"] = text
+    for module in sorted([*(ROOT / "src").rglob("*.py"), *(ROOT / "emulator").rglob("*.py")]):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)):
+                examples = typed_lines(f">>>\n{ast.get_docstring(node) or ''}")  # prose aside
+                found[f"{module.relative_to(ROOT)} {getattr(node, 'name', '')}"] = "\n".join(
+                    examples
+                )
+    return found
+
+
+def test_the_code_typed_in_the_docs_fits_the_column_at_1280_px():
+    too_long = {
+        (where, line)
+        for where, text in code_of_the_docs().items()
+        for line in typed_lines(text)
+        if len(line) > CODE_COLUMNS
+    }
+    assert sorted(too_long) == []
+    assert typed_lines(">>> f(1,\n...   2)\nan output line") == [">>> f(1,", "...   2)"]
+    assert code_blocks("```python\n>>> f()\n```\ntext\n```{figure} a.png\ncaption\n```") == [
+        ("python", ">>> f()"),
+        ("{figure} a.png", "caption"),
+    ]
+
+
+def test_links_are_named_by_what_they_open_not_by_a_file_name():
+    pages = [page for page in (ROOT / "docs").rglob("*.md") if "_build" not in page.parts]
+    named_by_file = {
+        f"{page.relative_to(ROOT)}: {link}"
+        for page in pages
+        for link in re.findall(r"\[[\w/.-]+\.md\]\(", page.read_text())
+    }
+    assert sorted(named_by_file) == []

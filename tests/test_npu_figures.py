@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import load_script
 
 FIGURES = Path(__file__).resolve().parents[1] / "docs" / "figures"
 SCRIPT = FIGURES / "make_npu_figures.py"
@@ -41,10 +41,7 @@ def test_the_script_draws_every_figure_headless_and_the_committed_ones_are_curre
 
 
 def test_the_script_is_importable_without_drawing():
-    spec = importlib.util.spec_from_file_location("make_npu_figures", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(SCRIPT)
     assert set(module.FIGURES) == {"npu_plan.png", "npu_plans.png", "npu_fit.png"}
     assert module.digest([1.0, 2.0]) == module.digest([1.0, 2.0 + 1e-12])
     assert module.digest([1.0, 2.0]) != module.digest([1.0, 2.1])

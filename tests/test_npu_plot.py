@@ -25,6 +25,13 @@ def report():
     )
 
 
+@pytest.fixture(scope="module")
+def drawn(report):
+    fig = draw(report)
+    texts(fig)
+    return fig
+
+
 def texts(fig):
     FigureCanvasAgg(fig).draw()  # tick labels exist once drawn
     return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
@@ -70,7 +77,7 @@ def test_titles_count_in_singular_and_plural(report):
     plans = plan_scatter_update((64, 16), (4, 8), dtype="fp32", index_dtype="int32")
     one = draw_plans(plans[:1], top=1).axes
     assert one[0].get_title() == "the best 1 plan of 1 (view and tile in tokens)"
-    assert one[1].get_title() == "all 1 legal plan"
+    assert one[1].get_title() == "all 1 legal plan at 1 point"
 
 
 def test_token_panel_colours_each_token_by_its_tile(report):
@@ -90,3 +97,43 @@ def test_plans_drawing_names_the_best_plans_in_order():
     ]
     with pytest.raises(ValueError, match=r"plans=\[\] has nothing to draw"):
         draw_plans([])
+
+
+def test_every_touched_block_is_labelled_and_readable(report, drawn):
+    fig = drawn
+    slots = next(ax for ax in fig.axes if ax.get_title().startswith("written slots"))
+    blocks = np.unique(np.flatnonzero(report.slot_tile >= 0) // 128)
+    assert len(blocks) > 32  # a decode step: a block per sequence, about
+    labels = [t.get_text() for t in slots.get_yticklabels() if t.get_visible()]
+    assert labels == [str(block) for block in blocks]
+    line_points = slots.bbox.height / (len(blocks) + 1) * 72 / fig.dpi
+    assert line_points >= 12  # labels of 10 points do not overlap
+
+
+def test_padding_tokens_are_crossed_out_and_named(report, drawn):
+    tokens = drawn.axes[0]
+    (crosses,) = tokens.collections
+    padding = np.argwhere(report.padding_tokens)  # (b, s) of each padding token
+    assert len(padding) == report.padding > 0
+    assert sorted(map(tuple, crosses.get_offsets()[:, ::-1])) == sorted(map(tuple, padding))
+    (legend,) = [t.get_text() for t in tokens.get_legend().get_texts()]
+    assert legend == f"padding token (slot < 0): not written ({report.padding})"
+
+
+def test_the_best_plans_have_a_colour_each_and_their_points_are_counted():
+    plans = plan_scatter_update((16, 8, 1, 16), (2, 4), dtype="fp32", index_dtype="int32")
+    fig = draw_plans(plans, top=5)
+    bars, spread = fig.axes[:2]
+    colours = [tuple(patch.get_facecolor()) for patch in bars.patches]
+    assert len(colours) == len(set(colours)) == 5
+    points = {(p.tiles, p.views) for p in plans}
+    assert len(points) < len(plans)  # plans that share a point: the title says so
+    assert spread.get_title() == (
+        f"all {len(plans)} legal plans at {len(points)} points: plans alike in views and "
+        "tiles share one"
+    )
+    ranks = {}
+    for rank, plan in enumerate(plans[:5], start=1):
+        ranks.setdefault((plan.tiles, plan.views), []).append(str(rank))
+    numbers = [t.get_text() for t in spread.texts]
+    assert sorted(numbers) == sorted(", ".join(r) for r in ranks.values())

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
+import indexops_npu
 import numpy as np
 import pytest
 from hypothesis import given
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 from indexops_npu import ATLAS_A2, ATLAS_A3, KINDS, Hardware, check_scatter_update
 from indexops_npu.tiling import divisors
 
+import indexops
 from indexops import IndexOpsTypeError, IndexOpsValueError
 from indexops._extension import scatter_update_src_shape
 
@@ -324,3 +327,30 @@ def test_rule_violation_error_prints_its_public_name():
         )  # fmt: skip
     line = traceback.format_exception_only(error.type, error.value)[-1]
     assert line.startswith("indexops_npu.RuleViolationError: emulate_scatter_update:"), line
+
+
+def public_errors(module) -> set[type]:
+    """The exception classes among the public names of ``module``."""
+    names = (getattr(module, name) for name in module.__all__)
+    return {cls for cls in names if isinstance(cls, type) and issubclass(cls, BaseException)}
+
+
+def test_every_public_error_survives_pickle():
+    # multiprocessing and Dask workers send an exception back pickled
+    rejected = indexops_npu.RuleViolationError(
+        "emulate_scatter_update", check(ST_2D, tile_shape=(3, 8))
+    )
+    errors = [
+        indexops.IndexOpsError("gather: a message"),
+        IndexOpsValueError("gather: a message"),
+        IndexOpsTypeError("gather: a message"),
+        rejected,
+    ]
+    assert {type(error) for error in errors} == public_errors(indexops) | public_errors(
+        indexops_npu
+    )
+    for error in errors:
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is type(error) and str(again) == str(error)
+    again = pickle.loads(pickle.dumps(rejected))
+    assert again.result == rejected.result and again.op == "emulate_scatter_update"

@@ -34,7 +34,7 @@ from indexops._extension import scatter_update_src_shape, type_error
 
 from .dtypes import INDEX_DTYPES, LOOSE_VALUE_DTYPES, VALUE_DTYPES, dtype_name, numpy_dtype
 from .execute import emulate_scatter_update, require_runnable
-from .hardware import PROFILES
+from .hardware import PROFILES, Hardware
 from .plan import Plan, plan_scatter_update
 from .rules import RULES, CheckResult, RuleViolationError, check_problem, check_scatter_update
 
@@ -51,6 +51,27 @@ class Problem:
     @property
     def src_shape(self) -> tuple[int, ...]:
         return scatter_update_src_shape(self.input_shape, self.index_shape)
+
+    def check(
+        self,
+        hardware: Hardware,
+        rules: str,
+        view_shape: Sequence[int] | None = None,
+        tile_shape: Sequence[int] | None = None,
+    ) -> CheckResult:
+        """The rules' verdict on this problem: on the tiling of ``view_shape`` and
+        ``tile_shape`` (:func:`check_scatter_update`), or, without them, on what no tiling
+        mends (:func:`check_problem`)."""
+        shapes = (self.input_shape, self.index_shape, self.src_shape)
+        if view_shape is None or tile_shape is None:
+            return check_problem(
+                *shapes, dtype=self.dtype, index_dtype=self.index_dtype, hardware=hardware,
+                rules=rules,
+            )  # fmt: skip
+        return check_scatter_update(
+            *shapes, dtype=self.dtype, index_dtype=self.index_dtype, view_shape=view_shape,
+            tile_shape=tile_shape, hardware=hardware, rules=rules,
+        )  # fmt: skip
 
 
 _LOOSE_NOTE = f" ({', '.join(LOOSE_VALUE_DTYPES)} under --rules pypto-0.2.0)"
@@ -374,15 +395,7 @@ FUNCTIONS = {
 def _require_legal(problem: Problem, args: argparse.Namespace) -> None:
     """Raise for a problem the rules reject whatever its tiling (shapes, dtypes, sizes),
     named by the command's function, before any command plans or checks a tiling."""
-    result = check_problem(
-        problem.input_shape,
-        problem.index_shape,
-        problem.src_shape,
-        dtype=problem.dtype,
-        index_dtype=problem.index_dtype,
-        hardware=PROFILES[args.hardware],
-        rules=args.rules,
-    )
+    result = problem.check(PROFILES[args.hardware], args.rules)
     if not result.ok:
         raise RuleViolationError(FUNCTIONS[args.command], result)
 
@@ -451,17 +464,7 @@ def _checked(
 ) -> tuple[tuple[int, ...], tuple[int, ...], CheckResult]:
     """The view and tile to check or run and their check, printed with what is cut to fit."""
     view, tile = _tiling(problem, args)
-    result = check_scatter_update(
-        problem.input_shape,
-        problem.index_shape,
-        problem.src_shape,
-        dtype=problem.dtype,
-        index_dtype=problem.index_dtype,
-        view_shape=view,
-        tile_shape=tile,
-        hardware=PROFILES[args.hardware],
-        rules=args.rules,
-    )
+    result = problem.check(PROFILES[args.hardware], args.rules, view_shape=view, tile_shape=tile)
     for note in _cuts(problem, result):
         print(note)
     return view, tile, result

@@ -47,8 +47,10 @@ class Report:
     estimate : Estimate
         The cost model's time and its schedule: when each view and tile runs (see the
         cost model in the NPU emulator guide).
+    padding_tokens : ndarray
+        ``[b, s]`` mask of the index's tokens skipped because their slot is negative.
     padding : int
-        Tokens skipped because their slot is negative.
+        How many tokens are skipped (the count of ``padding_tokens``).
     warnings : tuple of str
         Duplicate slots written by different tiles, and what the rule set let through.
     hardware : Hardware
@@ -80,10 +82,15 @@ class Report:
     slot_tile: np.ndarray
     traffic: Traffic
     estimate: Estimate
-    padding: int
+    padding_tokens: np.ndarray
     warnings: tuple[str, ...]
     hardware: Hardware
     rules: str
+
+    @property
+    def padding(self) -> int:
+        """Tokens skipped because their slot is negative."""
+        return int(self.padding_tokens.sum())
 
     @property
     def views(self) -> int:
@@ -225,7 +232,7 @@ def build_report(
         slot_tile=_slot_tiles(math.prod(cache_shape), flat, winners, position_tile),
         traffic=moved,
         estimate=cost,
-        padding=int((flat < 0).sum()),
+        padding_tokens=(flat < 0).reshape(b, s),
         warnings=(
             *(str(w) for w in result.warnings),
             *_duplicate_warnings(flat, position_tile, s),

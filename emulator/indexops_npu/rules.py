@@ -538,6 +538,13 @@ class RuleViolationError(IndexOpsValueError):
     result : CheckResult
         The check that failed.
 
+    Attributes
+    ----------
+    op : str
+        The function that refused the call.
+    result : CheckResult
+        The check that failed, every violation in it.
+
     Examples
     --------
     >>> import numpy as np
@@ -554,6 +561,11 @@ class RuleViolationError(IndexOpsValueError):
     __module__ = "indexops_npu"  # its public name, as a traceback prints it
 
     def __init__(self, op: str, result: CheckResult) -> None:
-        self.result = result
+        self.op, self.result = op, result
         problems = "; ".join(str(v) for v in result.violations or result.warnings)
         super().__init__(f"{op}: rejected under rules={result.rules!r}: {problems}")
+
+    def __reduce__(self) -> tuple[type[RuleViolationError], tuple[str, CheckResult]]:
+        # pickle (multiprocessing, Dask workers) rebuilds it from what __init__ takes, not
+        # from the message alone
+        return type(self), (self.op, self.result)

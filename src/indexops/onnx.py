@@ -112,15 +112,15 @@ def gather(data: Array, indices: Array, axis: int = 0) -> Array:
     The first example of the ONNX operator:
 
     >>> import numpy as np
-    >>> from indexops import onnx
+    >>> import indexops.onnx as ionnx
     >>> data = np.array([[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]])
-    >>> onnx.gather(data, np.array([[0, 1], [1, 2]]))
+    >>> ionnx.gather(data, np.array([[0, 1], [1, 2]]))
     array([[[1. , 1.2],
             [2.3, 3.4]],
     <BLANKLINE>
            [[2.3, 3.4],
             [4.5, 5.7]]])
-    >>> onnx.gather(data, np.array(-1), axis=1)
+    >>> ionnx.gather(data, np.array(-1), axis=1)
     array([1.2, 3.4, 5.7])
     """
     op = "onnx.gather"
@@ -191,12 +191,12 @@ def gather_elements(data: Array, indices: Array, axis: int = 0) -> Array:
     Examples
     --------
     >>> import numpy as np
-    >>> from indexops import onnx
-    >>> onnx.gather_elements(np.array([[1, 2], [3, 4]]), np.array([[0, 0], [1, 0]]), axis=1)
+    >>> import indexops.onnx as ionnx
+    >>> ionnx.gather_elements(np.array([[1, 2], [3, 4]]), np.array([[0, 0], [1, 0]]), axis=1)
     array([[1, 1],
            [4, 3]])
     >>> data = np.arange(1, 10).reshape(3, 3)
-    >>> onnx.gather_elements(data, np.array([[-1, 0]]), axis=0)   # indices shorter on dim 1
+    >>> ionnx.gather_elements(data, np.array([[-1, 0]]), axis=0)   # indices shorter on dim 1
     array([[7, 2]])
     """
     op = "onnx.gather_elements"
@@ -255,12 +255,12 @@ def gather_nd(data: Array, indices: Array, batch_dims: int = 0) -> Array:
     The second and fifth examples of the ONNX operator:
 
     >>> import numpy as np
-    >>> from indexops import onnx
-    >>> onnx.gather_nd(np.array([[0, 1], [2, 3]]), np.array([[1], [0]]))
+    >>> import indexops.onnx as ionnx
+    >>> ionnx.gather_nd(np.array([[0, 1], [2, 3]]), np.array([[1], [0]]))
     array([[2, 3],
            [0, 1]])
     >>> data = np.arange(8).reshape(2, 2, 2)
-    >>> onnx.gather_nd(data, np.array([[1], [0]]), batch_dims=1)
+    >>> ionnx.gather_nd(data, np.array([[1], [0]]), batch_dims=1)
     array([[2, 3],
            [4, 5]])
     """
@@ -343,17 +343,17 @@ def scatter_elements(
     The examples of the ONNX operator:
 
     >>> import numpy as np
-    >>> from indexops import onnx
-    >>> onnx.scatter_elements(np.zeros((3, 3)), np.array([[1, 0, 2], [0, 2, 1]]),
-    ...                       np.array([[1.0, 1.1, 1.2], [2.0, 2.1, 2.2]]))
+    >>> import indexops.onnx as ionnx
+    >>> ionnx.scatter_elements(np.zeros((3, 3)), np.array([[1, 0, 2], [0, 2, 1]]),
+    ...                        np.array([[1.0, 1.1, 1.2], [2.0, 2.1, 2.2]]))
     array([[2. , 1.1, 0. ],
            [1. , 0. , 2.2],
            [0. , 2.1, 1.2]])
-    >>> onnx.scatter_elements(np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]), np.array([[1, 3]]),
-    ...                       np.array([[1.1, 2.1]]), axis=1)
+    >>> ionnx.scatter_elements(np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]), np.array([[1, 3]]),
+    ...                        np.array([[1.1, 2.1]]), axis=1)
     array([[1. , 1.1, 3. , 2.1, 5. ]])
-    >>> onnx.scatter_elements(np.array([[1, 2, 3, 4, 5]]), np.array([[1, 1]]),
-    ...                       np.array([[10, 20]]), axis=1, reduction="add")
+    >>> ionnx.scatter_elements(np.array([[1, 2, 3, 4, 5]]), np.array([[1, 1]]),
+    ...                        np.array([[10, 20]]), axis=1, reduction="add")
     array([[ 1, 32,  3,  4,  5]])
     """
     op = "onnx.scatter_elements"
@@ -408,12 +408,12 @@ def scatter_nd(data: Array, indices: Array, updates: Array, reduction: str = "no
     The first example of the ONNX operator, then a bool ``"add"``, which is OR:
 
     >>> import numpy as np
-    >>> from indexops import onnx
-    >>> onnx.scatter_nd(np.arange(1, 9), np.array([[4], [3], [1], [7]]),
-    ...                 np.array([9, 10, 11, 12]))
+    >>> import indexops.onnx as ionnx
+    >>> ionnx.scatter_nd(np.arange(1, 9), np.array([[4], [3], [1], [7]]),
+    ...                  np.array([9, 10, 11, 12]))
     array([ 1, 11,  3, 10,  9,  6,  7, 12])
-    >>> onnx.scatter_nd(np.zeros(3, bool), np.array([[1], [1], [-1]]),
-    ...                 np.array([True, False, False]), reduction="add")
+    >>> ionnx.scatter_nd(np.zeros(3, bool), np.array([[1], [1], [-1]]),
+    ...                  np.array([True, False, False]), reduction="add")
     array([False,  True, False])
     """
     op = "onnx.scatter_nd"
@@ -743,13 +743,13 @@ def slice(data: Array, starts: Any, ends: Any, axes: Any = None, steps: Any = No
     The examples of the ONNX operator, then a backward slice:
 
     >>> import numpy as np
-    >>> from indexops import onnx
+    >>> import indexops.onnx as ionnx
     >>> data = np.array([[1, 2, 3, 4], [5, 6, 7, 8]])
-    >>> onnx.slice(data, [1, 0], [2, 3], axes=[0, 1], steps=[1, 2])
+    >>> ionnx.slice(data, [1, 0], [2, 3], axes=[0, 1], steps=[1, 2])
     array([[5, 7]])
-    >>> onnx.slice(data, [0, 1], [-1, 1000])
+    >>> ionnx.slice(data, [0, 1], [-1, 1000])
     array([[2, 3, 4]])
-    >>> onnx.slice(data, [-1], [np.iinfo(np.int64).min], axes=[1], steps=[-1])
+    >>> ionnx.slice(data, [-1], [np.iinfo(np.int64).min], axes=[1], steps=[-1])
     array([[4, 3, 2, 1],
            [8, 7, 6, 5]])
     """
@@ -795,9 +795,9 @@ def slice_scatter(
     Examples
     --------
     >>> import numpy as np
-    >>> from indexops import onnx
-    >>> onnx.slice_scatter(np.zeros((2, 4), int), np.array([[1, 2]]), [1, 0], [2, 3],
-    ...                    axes=[0, 1], steps=[1, 2])
+    >>> import indexops.onnx as ionnx
+    >>> ionnx.slice_scatter(np.zeros((2, 4), int), np.array([[1, 2]]), [1, 0], [2, 3],
+    ...                     axes=[0, 1], steps=[1, 2])
     array([[0, 0, 0, 0],
            [1, 0, 2, 0]])
     """

@@ -80,7 +80,8 @@ def scatter_update(
     vLLM's 1-D slot mapping, as ``[1, s]``:
 
     >>> table = np.zeros((4, 2), np.int32)
-    >>> indexops.scatter_update(table, -2, np.array([3, -1]), np.array([[7, 7], [9, 9]], np.int32))
+    >>> indexops.scatter_update(table, -2, np.array([3, -1]),
+    ...                         np.array([[7, 7], [9, 9]], np.int32))
     array([[0, 0],
            [0, 0],
            [0, 0],
