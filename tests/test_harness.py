@@ -1,14 +1,17 @@
 """The test harness itself (conftest.py, tests/conftest.py, tests/backends.py): a narrowed
 run collects only its backends' tests and fails when a test imports another library (under
-xdist too), an xdist worker ends quickly, jax_jit compiles again where a call differs, and
-JAX compiles as the root conftest says."""
+xdist too), an xdist worker ends quickly, jax_jit compiles again where a call differs, JAX
+compiles as the root conftest says, and the API pages' examples run in a fresh namespace."""
 
 from __future__ import annotations
 
+import doctest
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -135,3 +138,23 @@ def test_jax_reads_the_compile_setting_of_the_root_conftest():
 
     wanted = os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] not in ("0", "false", "False")
     assert jax.config.read("jax_disable_most_optimizations") is wanted
+
+
+def test_the_api_pages_examples_run_in_a_fresh_namespace():
+    """A docstring of indexops or indexops_npu (an API page's example) runs as pasted into
+    a fresh interpreter, without its module's names; a doc page keeps the globals pytest
+    gives it."""
+    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    root_conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(root_conftest)
+    module_names = {"np": np, "__name__": "indexops.gather"}
+    parser = doctest.DocTestParser()
+    docstring, page = (
+        parser.get_doctest(">>> np.zeros(1)", dict(module_names), name, None, 0)
+        for name in ("indexops._ops.gather.gather", "gather.md")
+    )
+    items = [SimpleNamespace(dtest=docstring), SimpleNamespace(dtest=page)]
+    root_conftest.pytest_collection_modifyitems(SimpleNamespace(), items)  # type: ignore[arg-type]
+    assert docstring.globs == {"__name__": "__main__"}
+    assert page.globs == module_names
