@@ -4,9 +4,12 @@
 (about a minute on 2 cores; numba required) prints, per workload and size, the median time
 of the kernel alone (``_kernels.apply_rows`` in place, ``_kernels.take_along_axis``) and of
 the core op (``indexops.scatter`` into a copy, ``indexops.gather``) on one thread and on
-``--threads``, sampled alternately in one process (:mod:`.interleaved`), the speed-up,
-and whether the results are bit-identical; then the small sizes around
-``_threads.THREAD_MIN_ELEMENTS``, where a second thread starts to pay. The workloads:
+``--threads``, sampled alternately in one process (:mod:`.interleaved`), the speed-up;
+the kernel's CPU time on one thread and that of its longest range on ``--threads``
+(medians), whose ratio is the speed-up where each range gets a core of its own (read it on
+a loaded machine, whose wall times say little); and whether the results are
+bit-identical. Then the small sizes around ``_threads.THREAD_MIN_ELEMENTS``, where a
+second thread starts to pay. The workloads:
 
 * 8: GatherElements along axis 1 of a [262144, 64] float32 table (the runner's workload 8);
 * 9 and 10: ScatterND max of float32 rows and add of int64 rows, with duplicates (the
@@ -22,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
+import time
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -103,6 +108,33 @@ def bits(result: Any) -> bytes:
     return np.ascontiguousarray(array).view(np.uint8).tobytes()
 
 
+def longest_range_cpu(count: int, fn: Callable[[], Any], rounds: int) -> float:
+    """The median over ``rounds`` calls of ``fn`` on ``count`` threads of the CPU time of
+    its longest range: what the call would take if each range had a core to itself (a
+    loaded machine's wall times do not say that; memory stalls count as CPU time)."""
+    kernels = _host.kernels()
+    split = kernels.run_parts
+    longest: list[float] = []
+
+    def timed_split(task: Callable[[int, int], Any], total: int, parts: int) -> list[Any]:
+        def timed(lo: int, hi: int) -> tuple[Any, float]:
+            start = time.thread_time()
+            return task(lo, hi), time.thread_time() - start
+
+        results = split(timed, total, parts)
+        longest.append(max(seconds for _, seconds in results))
+        return [result for result, _ in results]
+
+    kernels.run_parts = timed_split
+    try:
+        indexops.set_host_threads(count)
+        for _ in range(rounds):
+            fn()
+    finally:
+        kernels.run_parts = split
+    return statistics.median(longest)
+
+
 def compare(name: str, size: str, workload: Workload, threads: int, rounds: int) -> None:
     kernel, core = workload
     forms = {
@@ -115,9 +147,11 @@ def compare(name: str, size: str, workload: Workload, threads: int, rounds: int)
     times = medians(forms, rounds)
     one, many = times["kernel 1"], times[f"kernel {threads}"]
     core_one, core_many = times["core 1"], times[f"core {threads}"]
+    cpu_one, cpu_many = (longest_range_cpu(count, kernel, rounds) for count in (1, threads))
     print(
         f"| {name} | {size} | {one * 1e3:.2f} | {many * 1e3:.2f} | {one / many:.2f} | "
-        f"{core_one * 1e3:.2f} | {core_many * 1e3:.2f} | {core_one / core_many:.2f} | {same} |"
+        f"{core_one * 1e3:.2f} | {core_many * 1e3:.2f} | {core_one / core_many:.2f} | "
+        f"{cpu_one * 1e3:.2f} | {cpu_many * 1e3:.2f} | {cpu_one / cpu_many:.2f} | {same} |"
     )
 
 
@@ -161,9 +195,10 @@ def main() -> None:
     print(
         f"| workload | size | kernel 1 thread (ms) | kernel {args.threads} threads (ms) | "
         f"speed-up | core 1 thread (ms) | core {args.threads} threads (ms) | speed-up | "
-        "bit-identical |"
+        f"kernel CPU, 1 thread (ms) | kernel CPU, longest of {args.threads} ranges (ms) | "
+        "speed-up by CPU time | bit-identical |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, workload in WORKLOADS.items():
         if args.only not in name:
             continue

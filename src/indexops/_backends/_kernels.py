@@ -167,7 +167,7 @@ def _take_along(
     clipped, read as ``fill[0]`` or stops the loop, as ``outside`` says (clipping into an
     empty dim stops it too). The gather along the last axis (``b`` always 0) has its own
     loop: 0.6x the time."""
-    outer, n, inner = x.shape
+    _, n, inner = x.shape
     count = indices.shape[1]
     if count == 0 or hi <= lo:
         return -1

@@ -33,10 +33,11 @@ T = TypeVar("T")
 # the environment variable that sets the default count
 ENVIRONMENT = "INDEXOPS_HOST_THREADS"
 # Elements of work (updates' elements written, elements gathered) per thread: a call of
-# fewer keeps one thread. Handing a range to a worker and waiting for it costs 20-60 us;
-# the loops move 0.5-2 elements per ns (benchmarks/README.md, "Compiled kernels on
-# several threads").
-THREAD_MIN_ELEMENTS = 2**17
+# fewer keeps one thread. Handing a range to a worker and waiting for it costs tens of
+# microseconds (more on a loaded machine), about what one thread takes for 2**17
+# elements; from 2**18 per thread a second one saves more than it costs
+# (benchmarks/README.md, "Compiled kernels on several threads").
+THREAD_MIN_ELEMENTS = 2**18
 
 _setting: int | None = None  # set_host_threads' count; None: the default
 _default: int | None = None  # the environment's or the cores' count, read once
@@ -56,9 +57,9 @@ def set_host_threads(count: int | None) -> None:
     -----
     Results do not depend on the count: each thread owns a range of the rows written or
     read and applies its updates in input order, so every combiner gives the bits one
-    thread gives. Calls of less than 2**17 elements of work keep one thread. The setting
-    is global to the process (the kernels are NumPy's and torch's CPU paths where numba
-    is installed; without numba it changes nothing).
+    thread gives. A call uses one thread per 2**18 elements of work, up to the count.
+    The setting is global to the process (the kernels are NumPy's and torch's CPU paths
+    where numba is installed; without numba it changes nothing).
 
     Examples
     --------
