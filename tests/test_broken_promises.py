@@ -246,15 +246,15 @@ def rows_with(bad: tuple[int, ...], index_dtype: str, n: int, k: int, seed: int)
 
 
 def spy_kernels(routes: collections.Counter[str]) -> None:
-    """The compiled kernels from the first element on, counted where they ran, each call
-    split among three threads from the first element on (counted where it was)."""
+    """The compiled kernels from the first element on, counted where they ran; calls of
+    the larger shape split between two threads (counted where they were)."""
     import indexops
     from indexops._backends import _host, _threads
 
     compiled = _host.kernels()
     _host.KERNEL_MIN_ELEMENTS = 0
-    _threads.THREAD_MIN_ELEMENTS = 1
-    indexops.set_host_threads(3)
+    _threads.THREAD_MIN_ELEMENTS = 2**8  # the second of KERNEL_SHAPES: few calls to split
+    indexops.set_host_threads(2)
     split = compiled.run_parts
 
     def spied_split(task: Any, count: int, parts: int) -> Any:

@@ -174,7 +174,8 @@ class _Part(Generic[T]):
         self._task: Callable[[int, int], T] | None = task
         self._lo, self._hi = lo, hi
         self._taken = threading.Lock()
-        self._done = threading.Event()
+        self._running = threading.Lock()  # held until the range is done (cheaper than an Event)
+        self._running.acquire()
         self._value: T | None = None
         self._error: BaseException | None = None
 
@@ -188,11 +189,12 @@ class _Part(Generic[T]):
         except BaseException as error:  # handed to the caller, who raises it
             self._error = error
         finally:
-            self._done.set()
+            self._running.release()
 
     def result(self) -> T:
         """The range's result, once run (its error raised)."""
-        self._done.wait()
+        with self._running:
+            pass
         if self._error is not None:
             raise self._error
         return cast(T, self._value)
