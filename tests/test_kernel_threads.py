@@ -108,6 +108,27 @@ def test_rows_on_threads_are_bit_identical_to_one_thread(splits, dtype, how, thr
     assert_bits_equal(scattered, expected)
 
 
+@pytest.mark.backends("torch")
+@pytest.mark.parametrize("how", ["add", "max"])
+def test_torch_rows_on_threads(splits, how):
+    """torch's CPU tensors reach the same split kernels through NumPy views."""
+    import torch
+
+    rng = np.random.default_rng(4)
+    table, rows = spread_values(rng, (9, 4), "float64"), rng.integers(0, 9, size=(300, 1))
+    values = spread_values(rng, (300, 4), "float64")
+    tensors = [torch.from_numpy(a) for a in (table, rows, values)]
+    result = on_threads(
+        3, lambda: indexops.scatter(*tensors, update_computation=how, **ROW_SCATTER)
+    )
+    with np.errstate(all="ignore"):
+        one = on_threads(
+            1, lambda: kernels.apply_rows(table.copy(), rows[:, 0], values, Named(how))
+        )
+    assert splits[0] == 3 and type(result) is torch.Tensor
+    assert_bits_equal(result.numpy(), one)
+
+
 def test_float_sums_differ_by_order_so_the_test_above_can_fail():
     """The sums the tests compare are not the same in another order: a split of the
     updates (not the targets) would give other bits."""
