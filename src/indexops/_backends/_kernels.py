@@ -15,12 +15,13 @@ The entry points return the position of the first index outside its dim (the loo
 there; what it wrote before stays written) or -1; the wrappers below turn that into the
 caller's answer.
 
-Each entry point also takes the range ``[lo, hi)`` of the targets it owns (table rows,
-output rows): large calls run one range per thread (``_threads.run_parts``), each thread
-applying the updates of its own targets in input order, so the result is bit-identical
-to one thread's. A row write checks every row against the whole table before it looks at
-its owner, so every thread stops at the same first row outside and the table holds
-exactly what one thread leaves: the updates before that row, nothing after it.
+Each entry point also takes the range ``[lo, hi)`` of the targets it owns (table rows;
+for the element gather, rows of the dims before its axis): large calls run one range per
+thread (``_threads.run_parts``), each thread applying the updates of its own targets in
+input order, so the result is bit-identical to one thread's. A row write checks every
+row against the whole table before it looks at its owner, so every thread stops at the
+same first row outside and the table holds exactly what one thread leaves: the updates
+before that row, nothing after it.
 """
 
 from __future__ import annotations
@@ -161,20 +162,18 @@ def _position(k: Any, n: int, shift: int, outside: int) -> int:
 def _take_along(
     x: Array, indices: Array, out: Array, wrap: bool, outside: int, fill: Array, lo: int, hi: int
 ) -> int:
-    """``out[a, j, b] = x[a, indices[a, j, b], b]`` for the ``(a, j)`` with
-    ``a * count + j`` in ``[lo, hi)`` (one thread's share of the output); a negative
-    index counts from the end where ``wrap``; an index still outside ``[0, n)`` is
-    clipped, read as ``fill[0]`` or stops the loop, as ``outside`` says (clipping into an
-    empty dim stops it too). The gather along the last axis (``b`` always 0) has its own
-    loop: 0.6x the time."""
+    """``out[a, j, b] = x[a, indices[a, j, b], b]`` for ``a`` in ``[lo, hi)`` (one
+    thread's share of the output: whole rows, whose loops stay as fast as one thread's);
+    a negative index counts from the end where ``wrap``; an index still outside
+    ``[0, n)`` is clipped, read as ``fill[0]`` or stops the loop, as ``outside`` says
+    (clipping into an empty dim stops it too). The gather along the last axis (``b``
+    always 0) has its own loop: 0.6x the time."""
     _, n, inner = x.shape
     count = indices.shape[1]
-    if count == 0 or hi <= lo:
-        return -1
     shift = n if wrap else 0
     if inner == 1:
-        for a in range(lo // count, (hi - 1) // count + 1):
-            for j in range(max(lo - a * count, 0), min(hi - a * count, count)):
+        for a in range(lo, hi):
+            for j in range(count):
                 k = _position(indices[a, j, 0], n, shift, outside)
                 if k >= 0:
                     out[a, j, 0] = x[a, k, 0]
@@ -183,8 +182,8 @@ def _take_along(
                 else:
                     return a * count + j
         return -1
-    for a in range(lo // count, (hi - 1) // count + 1):
-        for j in range(max(lo - a * count, 0), min(hi - a * count, count)):
+    for a in range(lo, hi):
+        for j in range(count):
             for b in range(inner):
                 k = _position(indices[a, j, b], n, shift, outside)
                 if k >= 0:
@@ -298,6 +297,8 @@ def take_along_axis(
     def share(lo: int, hi: int) -> int:
         return int(_take_along(source, where, written, wrap, how, fill_bits, lo, hi))
 
-    # the shares are in the output's order: the first that stopped holds the first index
-    stops = [bad for bad in run_parts(share, outer * count, threads_for(out.size)) if bad >= 0]
+    # the shares are in the output's order: the first that stopped holds the first index;
+    # a gather along the first axis (one outer row) runs on one thread
+    threads = max(1, min(threads_for(out.size), outer))
+    stops = [bad for bad in run_parts(share, outer, threads) if bad >= 0]
     return out, stops[0] if stops else -1

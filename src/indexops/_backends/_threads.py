@@ -1,7 +1,7 @@
 """Host threads for the compiled kernels: how many a call may use, and the pool that runs
 the parts of a split call.
 
-A parallel kernel splits its *targets* (the table's rows, the output's rows) into ranges,
+A parallel kernel splits its *targets* (the table's rows, the gather's output) into ranges,
 one per thread; each thread scans every index in input order and applies only the updates
 whose target lies in its range, so the result is bit-identical to one thread's whatever
 the combiner (float sums with duplicates included). The kernels release the GIL, so the
