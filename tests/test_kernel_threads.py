@@ -229,6 +229,9 @@ def test_many_python_threads_calling_threaded_kernels(splits):
 
 
 def test_a_range_that_raises_raises_in_the_caller():
+    """An error in any range is raised by the caller; when the caller's own range raises,
+    the others are dropped or waited for."""
+
     def task(lo, hi):
         if lo > 0:
             raise ZeroDivisionError(f"range {lo}")
@@ -237,6 +240,20 @@ def test_a_range_that_raises_raises_in_the_caller():
     with pytest.raises(ZeroDivisionError, match="range"):
         _threads.run_parts(task, 9, 3)
     assert _threads.run_parts(lambda lo, hi: (lo, hi), 9, 3) == [(0, 3), (3, 6), (6, 9)]
+
+    ran = []
+
+    def first_raises(lo, hi):
+        if lo == 0:
+            raise KeyboardInterrupt
+        time.sleep(0.01)
+        ran.append(lo)
+
+    with pytest.raises(KeyboardInterrupt):
+        _threads.run_parts(first_raises, 9, 3)
+    after = list(ran)  # no range runs once the call has raised
+    time.sleep(0.05)
+    assert ran == after
     assert _threads.run_parts(lambda lo, hi: (lo, hi), 2, 4) == [(0, 1), (1, 2)]
 
 

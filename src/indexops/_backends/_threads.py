@@ -152,8 +152,9 @@ def run_parts(task: Callable[[int, int], T], count: int, parts: int) -> list[T]:
     first on the calling thread, the others offered to the pool's workers; their results
     in the ranges' order. Once its own range is done, the caller runs each offered range
     that no worker has taken yet, so a call never waits for a worker that is busy with
-    other calls' ranges or finds no free core (a loaded machine gets one thread's time,
-    not worse). ``task`` must release the GIL (a ``nogil`` kernel) to gain anything."""
+    other calls' ranges. Where the caller's range raises (an interrupt), no range runs
+    after the call: those not taken are dropped, those taken are waited for. ``task``
+    must release the GIL (a ``nogil`` kernel) to gain anything."""
     ranges = split(count, parts)
     if len(ranges) <= 1:
         return [task(0, count)]
@@ -161,7 +162,12 @@ def run_parts(task: Callable[[int, int], T], count: int, parts: int) -> list[T]:
     offered = [_Part(task, lo, hi) for lo, hi in ranges[1:]]
     for part in offered:
         _tasks.put(part.run)
-    first = task(*ranges[0])
+    try:
+        first = task(*ranges[0])
+    except BaseException:
+        for part in offered:
+            part.drop()
+        raise
     for part in offered:
         part.run()  # a range no worker has taken yet; else nothing
     return [first, *(part.result() for part in offered)]
@@ -190,6 +196,15 @@ class _Part(Generic[T]):
             self._error = error
         finally:
             self._running.release()
+
+    def drop(self) -> None:
+        """Never run the range; if a thread has taken it, wait until it is done."""
+        if self._taken.acquire(blocking=False):
+            self._task = None
+            self._running.release()
+            return
+        with self._running:
+            pass
 
     def result(self) -> T:
         """The range's result, once run (its error raised)."""
