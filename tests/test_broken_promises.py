@@ -86,8 +86,8 @@ ROUTES = {
         "take along axis", "zeros found in the result",
     ),
     # where numba is installed
-    "numpy kernels": ("compiled rows", "compiled element gather"),
-    "torch kernels": ("compiled rows", "compiled element gather"),
+    "numpy kernels": ("compiled rows", "compiled element gather", "compiled on threads"),
+    "torch kernels": ("compiled rows", "compiled element gather", "compiled on threads"),
     "torch": (
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
@@ -246,11 +246,22 @@ def rows_with(bad: tuple[int, ...], index_dtype: str, n: int, k: int, seed: int)
 
 
 def spy_kernels(routes: collections.Counter[str]) -> None:
-    """The compiled kernels from the first element on, counted where they ran."""
-    from indexops._backends import _host
+    """The compiled kernels from the first element on, counted where they ran; calls of
+    the larger shape split between two threads (counted where they were)."""
+    import indexops
+    from indexops._backends import _host, _threads
 
     compiled = _host.kernels()
     _host.KERNEL_MIN_ELEMENTS = 0
+    _threads.THREAD_MIN_ELEMENTS = 2**8  # the second of KERNEL_SHAPES: few calls to split
+    indexops.set_host_threads(2)
+    split = compiled.run_parts
+
+    def spied_split(task: Any, count: int, parts: int) -> Any:
+        routes["compiled on threads"] += len(_threads.split(count, parts)) > 1
+        return split(task, count, parts)
+
+    compiled.run_parts = spied_split
     for name, route in (
         ("apply_rows", "compiled rows"),
         ("take_along_axis", "compiled element gather"),

@@ -9,6 +9,7 @@ standard.
 """
 
 from . import onnx as onnx  # a module of its own: indexops.onnx.gather, ...
+from ._backends._threads import host_threads, set_host_threads
 from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
 from ._ops.at import At, at
 from ._ops.dynamic_slice import dynamic_slice, dynamic_update_slice
@@ -26,8 +27,10 @@ __all__ = [
     "dynamic_slice",
     "dynamic_update_slice",
     "gather",
+    "host_threads",
     "scatter",
     "scatter_update",
+    "set_host_threads",
     "slice_scatter",
 ]
 

@@ -14,6 +14,14 @@ file), so a process pays for the signatures it uses only.
 The entry points return the position of the first index outside its dim (the loop stops
 there; what it wrote before stays written) or -1; the wrappers below turn that into the
 caller's answer.
+
+Each entry point also takes the range ``[lo, hi)`` of the targets it owns (table rows;
+for the element gather, rows of the dims before its axis): large calls run one range per
+thread (``_threads.run_parts``), each thread applying the updates of its own targets in
+input order, so the result is bit-identical to one thread's. A row write checks every
+row against the whole table before it looks at its owner, so every thread stops at the
+same first row outside and the table holds exactly what one thread leaves: the updates
+before that row, nothing after it.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import numpy as np
 
 from .._typing import Array
 from .._validate.combiners import Named
+from ._threads import run_parts, threads_for
 
 _inline = numba.njit(inline="always")
 _kernel = numba.njit(cache=True, nogil=True)
@@ -72,13 +81,18 @@ def _maximum(old: Any, new: Any) -> Any:
 
 
 @_inline
-def _rows_loop(table: Array, rows: Array, values: Array, combine: Any) -> int:
-    """``table[rows[k]] = combine(table[rows[k]], values[k])`` for each ``k`` in order."""
+def _rows_loop(table: Array, rows: Array, values: Array, lo: int, hi: int, combine: Any) -> int:
+    """``table[rows[k]] = combine(table[rows[k]], values[k])`` for each ``k`` in order
+    whose row lies in ``[lo, hi)`` (one thread's share of the table): every row is
+    checked against the whole table first, so each share stops at the same ``k``."""
     n, width = table.shape
+    low, span = np.uint64(lo), np.uint64(hi - lo)
     for k in range(rows.shape[0]):
         row = np.uint64(rows[k])  # a negative row is above every n; no wraparound either
         if row >= np.uint64(n):
             return k
+        if row - low >= span:  # another thread's row (below lo: wraps above every span)
+            continue
         if width == 1:  # its own loop: half the time of the general one on one column
             table[row, 0] = combine(table[row, 0], values[k, 0])
             continue
@@ -88,28 +102,28 @@ def _rows_loop(table: Array, rows: Array, values: Array, combine: Any) -> int:
 
 
 @_kernel
-def _replace_rows(table: Array, rows: Array, values: Array) -> int:
-    return _rows_loop(table, rows, values, _replace)
+def _replace_rows(table: Array, rows: Array, values: Array, lo: int, hi: int) -> int:
+    return _rows_loop(table, rows, values, lo, hi, _replace)
 
 
 @_kernel
-def _add_rows(table: Array, rows: Array, values: Array) -> int:
-    return _rows_loop(table, rows, values, _add)
+def _add_rows(table: Array, rows: Array, values: Array, lo: int, hi: int) -> int:
+    return _rows_loop(table, rows, values, lo, hi, _add)
 
 
 @_kernel
-def _multiply_rows(table: Array, rows: Array, values: Array) -> int:
-    return _rows_loop(table, rows, values, _multiply)
+def _multiply_rows(table: Array, rows: Array, values: Array, lo: int, hi: int) -> int:
+    return _rows_loop(table, rows, values, lo, hi, _multiply)
 
 
 @_kernel
-def _minimum_rows(table: Array, rows: Array, values: Array) -> int:
-    return _rows_loop(table, rows, values, _minimum)
+def _minimum_rows(table: Array, rows: Array, values: Array, lo: int, hi: int) -> int:
+    return _rows_loop(table, rows, values, lo, hi, _minimum)
 
 
 @_kernel
-def _maximum_rows(table: Array, rows: Array, values: Array) -> int:
-    return _rows_loop(table, rows, values, _maximum)
+def _maximum_rows(table: Array, rows: Array, values: Array, lo: int, hi: int) -> int:
+    return _rows_loop(table, rows, values, lo, hi, _maximum)
 
 
 _ROW_KERNELS = {
@@ -145,16 +159,20 @@ def _position(k: Any, n: int, shift: int, outside: int) -> int:
 
 
 @_kernel
-def _take_along(x: Array, indices: Array, out: Array, wrap: bool, outside: int, fill: Array) -> int:
-    """``out[a, j, b] = x[a, indices[a, j, b], b]``; a negative index counts from the end
-    where ``wrap``; an index still outside ``[0, n)`` is clipped, read as ``fill[0]`` or
-    stops the loop, as ``outside`` says (clipping into an empty dim stops it too). The
-    gather along the last axis (``b`` always 0) has its own loop: 0.6x the time."""
-    outer, n, inner = x.shape
+def _take_along(
+    x: Array, indices: Array, out: Array, wrap: bool, outside: int, fill: Array, lo: int, hi: int
+) -> int:
+    """``out[a, j, b] = x[a, indices[a, j, b], b]`` for ``a`` in ``[lo, hi)`` (one
+    thread's share of the output: whole rows, whose loops stay as fast as one thread's);
+    a negative index counts from the end where ``wrap``; an index still outside
+    ``[0, n)`` is clipped, read as ``fill[0]`` or stops the loop, as ``outside`` says
+    (clipping into an empty dim stops it too). The gather along the last axis (``b``
+    always 0) has its own loop: 0.6x the time."""
+    _, n, inner = x.shape
     count = indices.shape[1]
     shift = n if wrap else 0
     if inner == 1:
-        for a in range(outer):
+        for a in range(lo, hi):
             for j in range(count):
                 k = _position(indices[a, j, 0], n, shift, outside)
                 if k >= 0:
@@ -164,7 +182,7 @@ def _take_along(x: Array, indices: Array, out: Array, wrap: bool, outside: int, 
                 else:
                     return a * count + j
         return -1
-    for a in range(outer):
+    for a in range(lo, hi):
         for j in range(count):
             for b in range(inner):
                 k = _position(indices[a, j, b], n, shift, outside)
@@ -236,7 +254,10 @@ def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> A
         for a in (rows, values)
     )
     values = np.ascontiguousarray(values)
-    bad = _ROW_KERNELS[how](table.view(kind), rows, values.view(kind))
+    kernel, target, values = _ROW_KERNELS[how], table.view(kind), values.view(kind)
+    threads = threads_for(values.size)
+    # every share stops at the same first row outside: the one that all of them return
+    bad = run_parts(lambda lo, hi: kernel(target, rows, values, lo, hi), len(table), threads)[0]
     if bad >= 0:
         raise IndexError(
             f"index {rows[bad]} is out of bounds for axis 0 with size {table.shape[0]}"
@@ -267,12 +288,17 @@ def take_along_axis(
         fill_bits = np.full(1, fill, dtype=x.dtype).view(bits)
     if not indices.flags.writeable:  # another type to numba, compiled again: copied
         indices = np.array(indices, copy=True)
-    bad = _take_along(
-        x.view(bits).reshape(outer, n, inner),
-        np.ascontiguousarray(indices).reshape(outer, indices.shape[axis], inner),
-        out.view(bits).reshape(outer, indices.shape[axis], inner),
-        wrap,
-        _OUTSIDE[outside],
-        fill_bits,
-    )
-    return out, int(bad)
+    count = indices.shape[axis]
+    source = x.view(bits).reshape(outer, n, inner)
+    where = np.ascontiguousarray(indices).reshape(outer, count, inner)
+    written = out.view(bits).reshape(outer, count, inner)
+    how = _OUTSIDE[outside]
+
+    def share(lo: int, hi: int) -> int:
+        return int(_take_along(source, where, written, wrap, how, fill_bits, lo, hi))
+
+    # the shares are in the output's order: the first that stopped holds the first index;
+    # a gather along the first axis (one outer row) runs on one thread
+    threads = max(1, min(threads_for(out.size), outer))
+    stops = [bad for bad in run_parts(share, outer, threads) if bad >= 0]
+    return out, stops[0] if stops else -1

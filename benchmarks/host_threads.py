@@ -1,0 +1,213 @@
+"""The compiled host kernels on one thread and on several: one command, one table.
+
+``python -m benchmarks.host_threads [--size 1/16,1/4,1] [--threads 2] [--rounds 11]``
+(about a minute on 2 cores; numba required) prints, per workload and size, the median time
+of the kernel alone (``_kernels.apply_rows`` in place, ``_kernels.take_along_axis``) and of
+the core op (``indexops.scatter`` into a copy, ``indexops.gather``) on one thread and on
+``--threads``, sampled alternately in one process (:mod:`.interleaved`), the speed-up;
+the kernel's CPU time on one thread and that of its longest range on ``--threads``
+(medians), whose ratio is the speed-up where each range gets a core of its own (read it on
+a loaded machine, whose wall times say little); and whether the results are
+bit-identical. Then the small sizes around ``_threads.THREAD_MIN_ELEMENTS``, where a
+second thread starts to pay. The workloads:
+
+* 8: GatherElements along axis 1 of a [262144, 64] float32 table (the runner's workload 8);
+* 9 and 10: ScatterND max of float32 rows and add of int64 rows, with duplicates (the
+  runner's workloads 9 and 10: 262144 rows of 64 into a [65536, 64] table);
+* tracker: ScatterElements add of [481385, 80] float32 rows at random rows of a
+  [556416, 80] table (onnxruntime's tracker workload), as rows written.
+
+The machine's 1-minute load average is printed before and after: on a shared machine the
+second thread may find no free core, and the speed-ups then say little.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+import indexops
+from indexops._backends import _host, _threads
+from indexops._validate.combiners import Named
+
+from .interleaved import medians
+from .workloads import ROWS, _pick, _rng, scatter_add_problem
+
+ELEMENT_GATHER = {
+    "offset_dims": (), "collapsed_slice_dims": (1,), "start_index_map": (1,),
+    "index_vector_dim": 2, "slice_sizes": (1, 1), "operand_batching_dims": (0,),
+    "start_indices_batching_dims": (0,),
+}  # fmt: skip
+HOW = {"add": Named.ADD, "max": Named.MAX}
+
+# a workload: (the kernel alone, the core op), each a call of no arguments
+Workload = tuple[Callable[[], Any], Callable[[], Any]]
+
+
+def element_gather(size: float) -> Workload:
+    n, d = _pick(262144, 32768, False, size), 64
+    rng = _rng()
+    x = rng.standard_normal((n, d), dtype=np.float32)
+    idx = rng.integers(0, d, (n, d))
+    kernels = _host.kernels()
+    return (
+        lambda: kernels.take_along_axis(x, idx, 1, wrap=False, outside="stop"),
+        lambda: indexops.gather(x, idx[..., None], **ELEMENT_GATHER),
+    )
+
+
+def rows_written(table: np.ndarray, rows: np.ndarray, values: np.ndarray, how: str) -> Workload:
+    kernels = _host.kernels()
+    kept = table.copy()  # the kernel alone writes in place, again and again
+    return (
+        lambda: kernels.apply_rows(kept, rows, values, HOW[how]),
+        lambda: indexops.scatter(table, rows[:, None], values, update_computation=how, **ROWS),
+    )
+
+
+def rows_reduce(size: float, how: str) -> Workload:
+    table, rows, values, _ = scatter_add_problem(False, size)
+    if how == "add":
+        table, values = (np.round(a * 1000).astype(np.int64) for a in (table, values))
+    return rows_written(table, rows, values, how)
+
+
+def tracker(size: float) -> Workload:
+    n, k, d = _pick(556416, 0, False, size), _pick(481385, 0, False, size), 80
+    rng = _rng()
+    table = rng.standard_normal((n, d), dtype=np.float32)
+    values = rng.standard_normal((k, d), dtype=np.float32)
+    return rows_written(table, rng.integers(0, n, k), values, "add")
+
+
+WORKLOADS: dict[str, Callable[[float], Workload]] = {
+    "8 GatherElements, f32": element_gather,
+    "9 ScatterND max, f32": lambda size: rows_reduce(size, "max"),
+    "10 ScatterND add, int64": lambda size: rows_reduce(size, "add"),
+    "tracker ScatterElements add, f32": tracker,
+}
+
+
+def on_threads(count: int, fn: Callable[[], Any]) -> Callable[[], Any]:
+    def call() -> Any:
+        indexops.set_host_threads(count)
+        return fn()
+
+    return call
+
+
+def bits(result: Any) -> bytes:
+    array = result[0] if isinstance(result, tuple) else result
+    return np.ascontiguousarray(array).view(np.uint8).tobytes()
+
+
+def longest_range_cpu(count: int, fn: Callable[[], Any], rounds: int) -> float:
+    """The median over ``rounds`` calls of ``fn`` on ``count`` threads of the CPU time of
+    its longest range: what the call would take if each range had a core to itself (a
+    loaded machine's wall times do not say that; memory stalls count as CPU time)."""
+    kernels = _host.kernels()
+    split = kernels.run_parts
+    longest: list[float] = []
+
+    def timed_split(task: Callable[[int, int], Any], total: int, parts: int) -> list[Any]:
+        def timed(lo: int, hi: int) -> tuple[Any, float]:
+            start = time.thread_time()
+            return task(lo, hi), time.thread_time() - start
+
+        results = split(timed, total, parts)
+        longest.append(max(seconds for _, seconds in results))
+        return [result for result, _ in results]
+
+    kernels.run_parts = timed_split
+    try:
+        indexops.set_host_threads(count)
+        for _ in range(rounds):
+            fn()
+    finally:
+        kernels.run_parts = split
+    return statistics.median(longest)
+
+
+def compare(name: str, size: str, workload: Workload, threads: int, rounds: int) -> None:
+    kernel, core = workload
+    forms = {
+        "kernel 1": on_threads(1, kernel),
+        f"kernel {threads}": on_threads(threads, kernel),
+        "core 1": on_threads(1, core),
+        f"core {threads}": on_threads(threads, core),
+    }
+    same = bits(forms["core 1"]()) == bits(forms[f"core {threads}"]())
+    times = medians(forms, rounds)
+    one, many = times["kernel 1"], times[f"kernel {threads}"]
+    core_one, core_many = times["core 1"], times[f"core {threads}"]
+    cpu_one, cpu_many = (longest_range_cpu(count, kernel, rounds) for count in (1, threads))
+    print(
+        f"| {name} | {size} | {one * 1e3:.2f} | {many * 1e3:.2f} | {one / many:.2f} | "
+        f"{core_one * 1e3:.2f} | {core_many * 1e3:.2f} | {core_one / core_many:.2f} | "
+        f"{cpu_one * 1e3:.2f} | {cpu_many * 1e3:.2f} | {cpu_one / cpu_many:.2f} | {same} |"
+    )
+
+
+def small_sizes(threads: int, rounds: int) -> None:
+    """float32 rows added, [n, 64] table, n updates: where a second thread pays."""
+    print(f"\n| elements written | kernel 1 (us) | kernel {threads} (us) | speed-up |")
+    print("|---|---|---|---|")
+    saved = _threads.THREAD_MIN_ELEMENTS
+    _threads.THREAD_MIN_ELEMENTS = 1
+    try:
+        for elements in (2**14, 2**15, 2**16, 2**17, 2**18, 2**19):
+            n = elements // 64
+            rng = _rng()
+            kernel, _ = rows_written(
+                rng.standard_normal((n, 64), dtype=np.float32),
+                rng.integers(0, n, n),
+                rng.standard_normal((n, 64), dtype=np.float32),
+                "add",
+            )
+            times = medians(
+                {"1": on_threads(1, kernel), "many": on_threads(threads, kernel)}, rounds
+            )
+            print(
+                f"| {elements} | {times['1'] * 1e6:.1f} | {times['many'] * 1e6:.1f} | "
+                f"{times['1'] / times['many']:.2f} |"
+            )
+    finally:
+        _threads.THREAD_MIN_ELEMENTS = saved
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", default="1/16,1/4,1", help="fractions of the full size")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--only", default="", help="workloads whose name contains this text")
+    args = parser.parse_args()
+    if _host.kernels() is None:
+        raise SystemExit("numba is needed (the fast extra)")
+    print(f"load average before: {os.getloadavg()[0]:.2f}, cores: {os.cpu_count()}")
+    print(
+        f"| workload | size | kernel 1 thread (ms) | kernel {args.threads} threads (ms) | "
+        f"speed-up | core 1 thread (ms) | core {args.threads} threads (ms) | speed-up | "
+        f"kernel CPU, 1 thread (ms) | kernel CPU, longest of {args.threads} ranges (ms) | "
+        "speed-up by CPU time | bit-identical |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, workload in WORKLOADS.items():
+        if args.only not in name:
+            continue
+        for size in args.size.split(","):
+            compare(name, size, workload(float(Fraction(size))), args.threads, args.rounds)
+    small_sizes(args.threads, args.rounds)
+    indexops.set_host_threads(None)
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
