@@ -337,7 +337,7 @@ def broken_promises(
             f"at {method} kept": lambda method=method: [
                 getattr(indexops.at(x)[flat], method)(u, mode="promise_in_bounds") for _ in range(2)
             ]
-            for method in ("max", "multiply")
+            for method in ("set", "add", "max", "multiply")
         },
         "at get kept": lambda: [
             indexops.at(x)[flat].get(mode="promise_in_bounds") for _ in range(2)

@@ -223,6 +223,8 @@ class HostKernels(NativeScatter):
         self, table: Array, rows: Array, values: Array, how: Named | None
     ) -> Array | None:
         """The compiled kernel, where it runs."""
+        if rows.shape[0] * table.shape[1] < KERNEL_MIN_ELEMENTS:  # no host views made
+            return None
         arrays = self.host_arrays(table, rows, values)  # first: no kernel lookup when traced
         compiled = None if arrays is None else kernels_for(rows.shape[0] * table.shape[1])
         if compiled is None or arrays is None or compiled.apply_rows(*arrays, how) is None:

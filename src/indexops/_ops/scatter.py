@@ -231,7 +231,7 @@ def _prepare(
             OP, "updates.dtype", str(updates.dtype), f"the dtype of input ({input.dtype})", "C6"
         )
     parsed = ScatterMode.parse(OP, mode, lax_names=True)
-    combiner = _combiner(backend, input.dtype, update_computation)
+    combiner = combiner_for(backend, input.dtype, update_computation)
     window_dims, inserted, to_operand, vector_dim, input_batching, index_batching = attributes
     plan = _plan(
         tuple(input.shape),
@@ -268,8 +268,9 @@ def _scatters_elements(backend: Backend, combiner: Combiner, dtype: Any, unique:
 _NAMED_FORMS = frozenset({str, type(None)})
 
 
-def _combiner(backend: Backend, dtype: Any, update_computation: Any) -> Combiner:
-    """Resolve ``update_computation`` for ``input`` of ``dtype``: named combiners need a
+def combiner_for(backend: Backend, dtype: Any, update_computation: Any) -> Combiner:
+    """Resolve ``update_computation`` for ``input`` of ``dtype`` as every scatter does
+    (also for callers that write rows themselves, ``at``): named combiners need a
     numeric dtype (bool, NumPy's dates, strings, objects and structures have none of the
     standard's arithmetic), min and max a real one."""
     combiner = resolve(OP, backend.xp, update_computation)
