@@ -364,7 +364,10 @@ def element_calls(convert: Callable, table: Any, rows: Any, updates: Any) -> dic
     # NumPy's take_along_axis idiom, an element gather or scatter by a batching dim
     counting = convert(np.arange(n)[:, None])
     idiom = indexops.at(x)[counting, indices[..., 0]]
-    gathers["at idiom get"] = lambda: idiom.get(mode="promise_in_bounds")
+    gathers |= {  # negative indices counted from the end in the loop, then the mode
+        f"at idiom get {mode}": lambda mode=mode: idiom.get(mode=mode)
+        for mode in ("promise_in_bounds", "clip", "fill")
+    }
     gathers["at idiom add"] = lambda: idiom.add(values, mode="promise_in_bounds")
     gathers["at idiom set"] = lambda: idiom.set(values, mode="promise_in_bounds")
     scatter = functools.partial(indexops.scatter, x, indices, values, **ELEMENT_SCATTER)

@@ -261,10 +261,12 @@ def test_kernels_from_many_threads_at_once(ran):
     def call(case):
         if case is None:
             return onnx.gather_elements(cases[0][0], indices, axis=1)
+        if case == "at":  # the idiom's negative indices counted from the end in the loop
+            return indexops.at(cases[0][0])[np.arange(64)[:, None], indices].get()
         table, rows, how = case
         return scatter_rows(table, rows, updates, how)
 
-    work = [*cases, None] * 8
+    work = [*cases, None, "at"] * 8
     serial = [call(case) for case in work]
     results = map_in_threads(call, work, threads=8)
     for got, expected in zip(results, serial):
@@ -434,7 +436,7 @@ def columns(monkeypatch):
     seen: list[int] = []
     make = at_module.start_indices
 
-    def spy(*args):
+    def spy(*args):  # (from_end included: positional)
         starts, in_range = make(*args)
         seen.append(starts.shape[-1])
         return starts, in_range
@@ -463,6 +465,37 @@ def test_at_take_along_idiom_reaches_the_element_gather_kernel(ran, columns, mod
     np.testing.assert_array_equal(wide(result), wide(expected))
     if mode == "promise_in_bounds":
         np.testing.assert_array_equal(wide(result), wide(x[np.arange(6)[:, None], idx]))
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+def test_at_take_along_idiom_counts_negative_indices_in_the_loop(ran, monkeypatch, mode):
+    """Negative indices of the idiom reach the element gather's loop as they are, which
+    counts them from the end (no pass over them before it); where the kernel declines
+    the elements (complex128: wider than its 8 bytes) one ``where`` counts them first.
+    NumPy's result both ways, and the reference's for indices outside ``[-n, n)``."""
+    options: list[bool] = []
+    spied = kernels.take_along_axis
+
+    def spy(*args, **kwargs):
+        options.append(kwargs["wrap"])
+        return spied(*args, **kwargs)
+
+    monkeypatch.setattr(kernels, "take_along_axis", spy)
+    rng = np.random.default_rng(15)
+    rows = np.arange(6)[:, None]
+    low, high = (-5, 5) if mode == "promise_in_bounds" else (-8, 9)
+    idx = rng.integers(low, high, size=(6, 7))
+    wrapped = np.where(idx < 0, idx + 5, idx)[..., None]
+    for dtype in ("int64", "complex128"):
+        x = rng.integers(-9, 9, size=(6, 5)).astype(dtype)
+        result = indexops.at(x)[rows, idx].get(mode=mode, fill_value=-1)
+        expected = gather_reference.gather(x, wrapped, **ELEMENT_GATHER, mode=mode, fill_value=-1)
+        assert result.dtype == x.dtype
+        np.testing.assert_array_equal(result, expected)
+        if mode == "promise_in_bounds":
+            np.testing.assert_array_equal(result, x[rows, idx])
+    # each dtype's first call is the loop that counts from the end (complex128's declines)
+    assert options[:2] == [True, True] and ran == ["take_along_axis"]
 
 
 @pytest.mark.parametrize("how", ["set", "add", "max"])

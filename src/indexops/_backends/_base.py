@@ -353,6 +353,18 @@ class Backend:
             fill = self.full((), fill, x.dtype, x)
         return self.where((indices >= 0) & (indices < n), taken, fill)
 
+    def take_along_axis_from_end(
+        self, x: Array, indices: Array, axis: int, outside: str, fill: Any = None
+    ) -> Array | None:
+        """NumPy's element read in one pass: a negative entry of ``indices`` counts from
+        the end of ``axis`` first, then an entry still outside ``[0, x.shape[axis])`` is
+        clipped (``outside="clip"``, :meth:`take_along_axis_clipped`), read as ``fill``
+        (``"fill"``, :meth:`take_along_axis_filled`) or raises :class:`IndexError`
+        (``"stop"``, :meth:`take_along_axis`: a broken promise). ``None`` where the
+        backend has no such pass (the caller counts the negative entries from the end
+        with array operations first). Here: ``None``."""
+        return None
+
     def take_along_axis_wrapped(
         self, x: Array, indices: Array, axis: int
     ) -> tuple[Array, int] | None:

@@ -194,6 +194,19 @@ class HostKernels(NativeScatter):
         taken = self._compiled_take(x, indices, axis, wrap=False, outside="stop")
         if taken is None:
             return self.take_along_axis_natively(x, indices, axis)
+        return self._inside(taken, x, indices, axis)
+
+    def take_along_axis_from_end(
+        self, x: Array, indices: Array, axis: int, outside: str, fill: Any = None
+    ) -> Array | None:
+        """The compiled kernel, which counts negative indices from the end as it reads,
+        where it runs."""
+        taken = self._compiled_take(x, indices, axis, wrap=True, outside=outside, fill=fill)
+        return None if taken is None else self._inside(taken, x, indices, axis)
+
+    def _inside(self, taken: tuple[Array, int], x: Array, indices: Array, axis: int) -> Array:
+        """The result of a compiled element gather, or NumPy's :class:`IndexError` for
+        the first index it found outside its dim."""
         result, bad = taken
         if bad >= 0:
             value = self.to_numpy(indices).reshape(-1)[bad]

@@ -299,14 +299,15 @@ class At:
             rows = _read_rows(backend, lowering.last_row, x, self._idx)
             if rows is not None:
                 return rows
-        starts, in_range, plan = lowering(x, self._idx)
+        starts, in_range, plan, from_end = lowering(x, self._idx, reading=True)
         if in_range and gather_mode is GatherMode.CLIP:  # checked here: nothing to clip
             gather_mode = GatherMode.PROMISE_IN_BOUNDS
         if lowering.keeps_core:  # at's signature pins the gather's: skip it
+            attributes = plan.gather_attributes
             run = kept_in(
                 lowering.core,
-                (gather_mode, plan.batching_pairs),
-                lambda: gather_executor(x, starts, plan.gather_attributes, gather_mode),
+                (gather_mode, plan.batching_pairs, from_end),
+                lambda: gather_executor(x, starts, attributes, gather_mode, from_end),
             )
             return run(x, starts, fill_value)
         return gather(
@@ -595,7 +596,7 @@ class At:
             )
             if _own_arithmetic(backend, x.dtype, combiner):
                 return _write_basic(backend, own_key, x, updates, combiner, in_place)
-        starts, in_range, plan = lowering(x, self._idx)
+        starts, in_range, plan, _ = lowering(x, self._idx)
         if in_range:  # checked here: nothing to drop or clip
             scatter_mode = ScatterMode.PROMISE_IN_BOUNDS
         if lowering.keeps_core and type(computation) in _NAMED_FORMS:
@@ -771,7 +772,9 @@ class _Lowering:
         """Whether calls look up the core op's executor in :attr:`core`."""
         return self.arrays is None
 
-    def __call__(self, x: Array, idx: Any) -> tuple[Array, bool, IndexPlan]:
+    def __call__(
+        self, x: Array, idx: Any, reading: bool = False
+    ) -> tuple[Array, bool, IndexPlan, bool]:
         arrays = self.arrays
         if arrays is None:  # a kept lowering: the arrays are the items of x's type
             items = idx if type(idx) is tuple else (idx,)
@@ -780,8 +783,17 @@ class _Lowering:
         counting = counting_dims(self.backend, plan, arrays, x)
         if counting:  # (x[rows[:, None], idx]: an element gather or scatter, no stack)
             plan = with_batching(plan, counting)
-        starts, in_range = start_indices(self.backend, plan, arrays, x)
-        return starts, in_range, plan
+        # an element read of a kept lowering: the gather's loop counts negative indices
+        # from the end (gather_executor(from_end=True)), not a pass of its own here
+        from_end = reading and bool(counting) and self.keeps_core and _one_index_array(plan)
+        starts, in_range = start_indices(self.backend, plan, arrays, x, not from_end)
+        return starts, in_range, plan, from_end
+
+
+def _one_index_array(plan: IndexPlan) -> bool:
+    """Whether ``plan``'s one start column is an index array whose negative entries
+    count from the end."""
+    return len(plan.columns) == 1 and plan.columns[0].wrap is not None
 
 
 _OWN_SLICING = {"numpy": True, "torch": False}  # libraries whose slicing at runs, and
