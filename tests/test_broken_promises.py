@@ -86,8 +86,8 @@ ROUTES = {
         "take along axis", "zeros found in the result",
     ),
     # where numba is installed
-    "numpy kernels": ("compiled rows", "compiled element gather"),
-    "torch kernels": ("compiled rows", "compiled element gather"),
+    "numpy kernels": ("compiled rows", "compiled element gather", "compiled index tuples"),
+    "torch kernels": ("compiled rows", "compiled element gather", "compiled index tuples"),
     "torch": (
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
@@ -254,6 +254,7 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
     for name, route in (
         ("apply_rows", "compiled rows"),
         ("take_along_axis", "compiled element gather"),
+        ("scatter_tuples", "compiled index tuples"),
     ):
         run = getattr(compiled, name)
 
@@ -301,8 +302,10 @@ def broken_promises(
 ) -> None:
     """Each op with ``mode="promise_in_bounds"`` (or its own bad input) and bad ``rows``."""
     import indexops
+    from indexops import onnx
 
     x, r, u, flat = convert(table), convert(rows), convert(updates), convert(rows[:, 0])
+    pairs = convert(np.concatenate([rows[::-1], rows], axis=1))  # (row, column) tuples
     width = table.shape[1]
     calls = {
         **{
@@ -318,6 +321,10 @@ def broken_promises(
             for mode in ("promise_in_bounds", "clip")
         },
         **element_calls(convert, table, rows, updates),
+        # ONNX's ScatterND: its own check names the first index outside (negatives wrap);
+        # one loop for every combiner in the kernels: two of them (each compiles)
+        "onnx scatter_nd": lambda: onnx.scatter_nd(x, r, u),
+        "onnx scatter_nd pairs": lambda: onnx.scatter_nd(x, pairs, u[:, 0], reduction="add"),
         "at get": lambda: indexops.at(x)[flat].get(mode="promise_in_bounds"),
         "at add": lambda: indexops.at(x)[flat].add(1, mode="promise_in_bounds", copy=False),
         "at set": lambda: indexops.at(x)[flat].set(u, mode="promise_in_bounds"),

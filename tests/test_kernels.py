@@ -53,7 +53,7 @@ def ran(monkeypatch):
     that returns ``None`` declined the arrays)."""
     monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
     calls: list[str] = []
-    for name in ("apply_rows", "take_along_axis"):
+    for name in ("apply_rows", "take_along_axis", "scatter_tuples"):
         run = getattr(kernels, name)
 
         def spy(*args, run=run, name=name, **kwargs):
@@ -204,6 +204,60 @@ def test_onnx_gather_elements_wraps_and_checks_in_one_pass(ran, index_dtype):
         onnx.gather_elements(data, indices, axis=1)
 
 
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "min", "max"])
+def test_onnx_scatter_nd_wraps_checks_and_writes_in_one_pass(ran, reduction):
+    """ScatterND hands its raw index tuples to one loop over a copy of ``data``: negative
+    components count from the end, duplicates apply in order (bit for bit the generic
+    path; the transcription's min and max are Python's), updates that view ``data`` are
+    read as they were; the first index outside is the named error, ``data`` untouched."""
+    rng = np.random.default_rng(16)
+    data = values_of(rng, (5, 4, 3), "float64")
+    original = data.copy()
+    indices = np.stack([rng.integers(-5, 5, (6, 7)), rng.integers(-4, 4, (6, 7))], axis=-1)
+    updates = values_of(rng, (6, 7, 3), "float64")
+    for values in (updates, np.broadcast_to(data[0, :1], (6, 7, 3))):  # the latter views data
+        with np.errstate(all="ignore"):
+            result = onnx.scatter_nd(data, indices, values, reduction=reduction)
+            with generic_only():
+                expected = onnx.scatter_nd(data, indices, values.copy(), reduction=reduction)
+            sequence = onnx_ops.scatter_nd(original, indices, values.copy(), reduction)
+        assert_bits_equal(result, expected)
+        if reduction not in ("min", "max"):
+            assert_bits_equal(result, sequence)
+    assert ran == ["scatter_tuples"] * 2
+    indices[2, 3, 1], indices[4, 0, 0] = 4, -6  # the first one outside is named
+    with pytest.raises(indexops.IndexOpsValueError, match=r"indices\[2, 3, 1\]=4 "):
+        onnx.scatter_nd(data, indices, updates, reduction=reduction)
+    assert_bits_equal(data, original)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "reduction", "index_dtype", "kernel"),
+    [
+        (">f8", "none", "int64", True),
+        (">f8", "none", "int32", True),
+        (">f8", "none", "int16", False),
+        (">f8", "add", "int64", False),
+        ("bfloat16", "none", "int64", True),
+        ("bfloat16", "add", "int64", False),
+    ],
+)
+def test_onnx_scatter_nd_moves_bits_or_declines(ran, dtype, reduction, index_dtype, kernel):
+    """Replace moves any dtype's bits (the input's dtype and byte order kept); add on a
+    non-native byte order or an extension type has no kernel arithmetic and takes the
+    other path, as do indices neither int64 nor int32."""
+    dtype = as_dtype(dtype)
+    rng = np.random.default_rng(17)
+    data = rng.integers(-9, 9, size=(6, 2)).astype(dtype)
+    indices = rng.integers(-6, 6, size=(9, 1)).astype(index_dtype)
+    updates = rng.integers(-9, 9, size=(9, 2)).astype(dtype)
+    result = onnx.scatter_nd(data, indices, updates, reduction=reduction)
+    expected = onnx_ops.scatter_nd(data, indices, updates, reduction)
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(wide(result), wide(expected))
+    assert ("scatter_tuples" in ran) is kernel  # (declined: the row kernel may run after)
+
+
 def test_in_place_updates_and_rows_that_view_the_table(ran):
     """Rows and updates that view the array written are read before the loop writes."""
     table = np.arange(40, dtype=np.int64).reshape(10, 4) % 7
@@ -263,10 +317,12 @@ def test_kernels_from_many_threads_at_once(ran):
             return onnx.gather_elements(cases[0][0], indices, axis=1)
         if case == "at":  # the idiom's negative indices counted from the end in the loop
             return indexops.at(cases[0][0])[np.arange(64)[:, None], indices].get()
+        if case == "nd":  # ScatterND's tuples counted from the end and checked in the loop
+            return onnx.scatter_nd(cases[0][0], indices[:, :1], updates[:64], reduction="add")
         table, rows, how = case
         return scatter_rows(table, rows, updates, how)
 
-    work = [*cases, None, "at"] * 8
+    work = [*cases, None, "at", "nd"] * 8
     serial = [call(case) for case in work]
     results = map_in_threads(call, work, threads=8)
     for got, expected in zip(results, serial):
@@ -347,6 +403,26 @@ def test_torch_onnx_gather_elements_takes_the_kernel(ran):
     result = onnx.gather_elements(torch.from_numpy(data), torch.from_numpy(indices), axis=1)
     assert type(result) is torch.Tensor and ran == ["take_along_axis"]
     np.testing.assert_array_equal(result.numpy(), onnx_ops.gather_elements(data, indices, 1))
+
+
+@TORCH
+def test_torch_onnx_scatter_nd_takes_the_kernel(ran):
+    """A new tensor, the input untouched; with autograd recorded, the other path."""
+    import torch
+
+    rng = np.random.default_rng(7)
+    data, indices, updates = rng.random((5, 3)), rng.integers(-5, 5, (8, 1)), rng.random((8, 3))
+    tensors = [torch.from_numpy(a) for a in (data, indices, updates)]
+    result = onnx.scatter_nd(*tensors, reduction="add")
+    assert type(result) is torch.Tensor and ran == ["scatter_tuples"]
+    np.testing.assert_array_equal(
+        result.numpy(), onnx_ops.scatter_nd(data, indices, updates, "add")
+    )
+    np.testing.assert_array_equal(tensors[0].numpy(), data)
+    ran.clear()
+    leaf = tensors[0].clone().requires_grad_()
+    onnx.scatter_nd(leaf, tensors[1], tensors[2], reduction="add").sum().backward()
+    assert "scatter_tuples" not in ran and leaf.grad is not None
 
 
 @TORCH

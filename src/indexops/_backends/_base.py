@@ -365,6 +365,19 @@ class Backend:
         with array operations first). Here: ``None``."""
         return None
 
+    def scatter_tuples_from_end(
+        self, data: Array, indices: Array, updates: Array, how: Named | None
+    ) -> tuple[Array, int] | None:
+        """ONNX's ScatterND in one pass, for ``indices`` whose values are on the host: a
+        new array, ``data`` with ``updates`` applied in their order at the index tuples
+        of ``indices``' last dim (a negative component counting from the end; replace
+        where ``how`` is ``None``, the last write winning); with the flat position in
+        ``indices`` of the first component outside ``[-n, n)``, or -1 (the result is
+        then unspecified: the caller raises). ``data`` is never written. ``None`` where
+        the backend has no such pass (the caller wraps and checks with array
+        operations). Here: ``None``."""
+        return None
+
     def take_along_axis_wrapped(
         self, x: Array, indices: Array, axis: int
     ) -> tuple[Array, int] | None:

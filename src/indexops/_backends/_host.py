@@ -232,6 +232,16 @@ class HostKernels(NativeScatter):
     ) -> tuple[Array, int] | None:
         return self._compiled_take(x, indices, axis, wrap=True, outside="stop")
 
+    def scatter_tuples_from_end(
+        self, data: Array, indices: Array, updates: Array, how: Named | None
+    ) -> tuple[Array, int] | None:
+        """The compiled kernel, which writes a copy of ``data`` and counts negative
+        indices from the end and checks them as it writes, where it runs."""
+        arrays = self.host_arrays(data, indices, updates)  # first: no kernel lookup when traced
+        compiled = None if arrays is None else kernels_for(math.prod(updates.shape))
+        done = None if compiled is None or arrays is None else compiled.scatter_tuples(*arrays, how)
+        return None if done is None else (self.from_host(done[0]), done[1])
+
     def apply_rows_in_order(
         self, table: Array, rows: Array, values: Array, how: Named | None
     ) -> Array | None:

@@ -120,6 +120,65 @@ _ROW_KERNELS = {
     Named.MAX: _maximum_rows,
 }
 
+
+@_inline
+def _tuples_loop(table: Array, indices: Array, dims: Array, values: Array, combine: Any) -> int:
+    """``table[row] = combine(table[row], values[k])`` for each ``k`` in order, ``row``
+    the row-major number of the index tuple ``indices[k]`` into ``dims``, each component
+    counted from the end where negative (ONNX's ScatterND); the flat position in
+    ``indices`` of the first component still outside its dim stops the loop."""
+    depth = indices.shape[1]
+    width = table.shape[1]
+    for k in range(indices.shape[0]):
+        row = 0
+        for c in range(depth):
+            n = dims[c]
+            i = np.int64(indices[k, c])
+            i += n & (i >> 63)  # branch-free: n where the sign bit is set (see _position)
+            if np.uint64(i) >= np.uint64(n):
+                return k * depth + c
+            row = row * n + i
+        if width == 1:
+            table[row, 0] = combine(table[row, 0], values[k, 0])
+            continue
+        for j in range(width):
+            table[row, j] = combine(table[row, j], values[k, j])
+    return -1
+
+
+@_kernel
+def _replace_tuples(table: Array, indices: Array, dims: Array, values: Array) -> int:
+    return _tuples_loop(table, indices, dims, values, _replace)
+
+
+@_kernel
+def _add_tuples(table: Array, indices: Array, dims: Array, values: Array) -> int:
+    return _tuples_loop(table, indices, dims, values, _add)
+
+
+@_kernel
+def _multiply_tuples(table: Array, indices: Array, dims: Array, values: Array) -> int:
+    return _tuples_loop(table, indices, dims, values, _multiply)
+
+
+@_kernel
+def _minimum_tuples(table: Array, indices: Array, dims: Array, values: Array) -> int:
+    return _tuples_loop(table, indices, dims, values, _minimum)
+
+
+@_kernel
+def _maximum_tuples(table: Array, indices: Array, dims: Array, values: Array) -> int:
+    return _tuples_loop(table, indices, dims, values, _maximum)
+
+
+_TUPLE_KERNELS = {
+    None: _replace_tuples,
+    Named.ADD: _add_tuples,
+    Named.MUL: _multiply_tuples,
+    Named.MIN: _minimum_tuples,
+    Named.MAX: _maximum_tuples,
+}
+
 # what an element gather does with an index outside its dim
 CLIP, FILL, STOP = 0, 1, 2
 _OUTSIDE = {"clip": CLIP, "fill": FILL, "stop": STOP}
@@ -242,6 +301,36 @@ def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> A
             f"index {rows[bad]} is out of bounds for axis 0 with size {table.shape[0]}"
         )
     return table
+
+
+def scatter_tuples(
+    data: Array, indices: Array, values: Array, how: Named | None
+) -> tuple[Array, int] | None:
+    """ONNX's ScatterND in one pass: a copy of ``data`` with ``values`` applied at the
+    index tuples of ``indices``' last dim (into ``data``'s leading dims, a negative
+    component counting from the end) in their order (replace where ``how`` is ``None``:
+    the last write wins), and the flat position in ``indices`` of the first component
+    outside ``[-n, n)``, or -1. The loop stops there, with the copy half written: the
+    caller drops it (``data`` is never written). ``None`` where no kernel takes these
+    arrays (as :func:`apply_rows`; indices neither int64 nor int32)."""
+    kind = _arithmetic_type(data.dtype, how)
+    if kind is None or values.dtype != data.dtype or indices.dtype not in _INDEX_TYPES:
+        return None
+    depth = indices.shape[-1]
+    count = math.prod(indices.shape[:-1])
+    rows, width = math.prod(data.shape[:depth]), math.prod(data.shape[depth:])
+    out = np.array(data, order="C", copy=True)
+    indices, values = (
+        a if a.flags.writeable else np.array(a, copy=True)  # read-only: another type to numba
+        for a in (indices, values)
+    )
+    bad = _TUPLE_KERNELS[how](
+        out.reshape(rows, width).view(kind),
+        np.ascontiguousarray(indices).reshape(count, depth),
+        np.array(data.shape[:depth], dtype=np.int64),
+        np.ascontiguousarray(values).reshape(count, width).view(kind),
+    )
+    return out, int(bad)
 
 
 def take_along_axis(
