@@ -86,8 +86,14 @@ ROUTES = {
         "take along axis", "zeros found in the result",
     ),
     # where numba is installed
-    "numpy kernels": ("compiled rows", "compiled element gather", "compiled index tuples"),
-    "torch kernels": ("compiled rows", "compiled element gather", "compiled index tuples"),
+    "numpy kernels": (
+        "compiled rows", "compiled element gather", "compiled index tuples",
+        "compiled element scatter",
+    ),
+    "torch kernels": (
+        "compiled rows", "compiled element gather", "compiled index tuples",
+        "compiled element scatter",
+    ),
     "torch": (
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
@@ -255,6 +261,7 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
         ("apply_rows", "compiled rows"),
         ("take_along_axis", "compiled element gather"),
         ("scatter_tuples", "compiled index tuples"),
+        ("scatter_along_axis", "compiled element scatter"),
     ):
         run = getattr(compiled, name)
 

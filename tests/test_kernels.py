@@ -53,7 +53,7 @@ def ran(monkeypatch):
     that returns ``None`` declined the arrays)."""
     monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
     calls: list[str] = []
-    for name in ("apply_rows", "take_along_axis", "scatter_tuples"):
+    for name in ("apply_rows", "take_along_axis", "scatter_tuples", "scatter_along_axis"):
         run = getattr(kernels, name)
 
         def spy(*args, run=run, name=name, **kwargs):
@@ -258,6 +258,99 @@ def test_onnx_scatter_nd_moves_bits_or_declines(ran, dtype, reduction, index_dty
     assert ("scatter_tuples" in ran) is kernel  # (declined: the row kernel may run after)
 
 
+@pytest.mark.parametrize("how", COMBINERS)
+def test_element_scatter_kernel(ran, how):
+    """The core element scatter in one pass, every mode, in place or not: duplicates in
+    the updates' order, bit for bit the generic path (signed zeros and NaN included) and
+    the transcription (its min and max are Python's); updates that view the input
+    written in place are read as they were."""
+    rng = np.random.default_rng(18)
+    operand = values_of(rng, (6, 5), "float64")
+    for mode in ("drop", "clip", "promise_in_bounds"):
+        low, high = (0, 5) if mode == "promise_in_bounds" else (-3, 8)
+        indices = rng.integers(low, high, size=(6, 9, 1))
+        updates = values_of(rng, (6, 9), "float64")
+        for copy in (True, False):
+            target = operand.copy()
+            with np.errstate(all="ignore"):
+                result = scatter_elements(target, indices, updates, how, mode=mode, copy=copy)
+                with generic_only():
+                    expected = scatter_elements(operand.copy(), indices, updates, how, mode=mode)
+                sequence = reference.scatter(
+                    operand, indices, updates, update_computation=how, mode=mode,
+                    **ELEMENT_SCATTER,
+                )  # fmt: skip
+            assert (result is target) is not copy
+            assert_bits_equal(result, expected)
+            if how not in ("min", "max"):
+                assert_bits_equal(result, sequence)
+    target = operand.copy()  # updates that are the input's columns, written in place
+    indices = rng.integers(0, 5, size=(6, 3, 1))
+    with np.errstate(all="ignore"):
+        expected = reference.scatter(
+            target, indices, target[:, :3].copy(), update_computation=how, **ELEMENT_SCATTER
+        )
+        scatter_elements(target, indices, target[:, :3], how, copy=False)
+    assert_bits_equal(target, expected)
+    assert ran == ["scatter_along_axis"] * 7
+
+
+def scatter_elements(operand, indices, updates, how, **options):
+    return indexops.scatter(
+        operand, indices, updates, update_computation=how, **ELEMENT_SCATTER, **options
+    )
+
+
+@pytest.mark.parametrize("reduction", ["none", "add"])
+def test_onnx_scatter_elements_wraps_checks_and_writes_in_one_pass(ran, reduction):
+    """ScatterElements hands its raw indices to the element scatter's loop over a copy:
+    negative indices count from the end, duplicates in order; the first index outside
+    is the named error, ``data`` untouched. Along an axis other than the last, and
+    with indices shorter than ``data`` on another dim (its other path)."""
+    rng = np.random.default_rng(19)
+    data = rng.random((4, 5, 3))
+    original = data.copy()
+    indices = rng.integers(-5, 5, size=(4, 7, 3))
+    updates = rng.random((4, 7, 3))
+    for taken, values in ((indices, updates), (indices[:, :, :2], updates[:, :, :2])):
+        result = onnx.scatter_elements(data, taken, values, axis=1, reduction=reduction)
+        expected = onnx_ops.scatter_elements(data, taken, values, axis=1, reduction=reduction)
+        np.testing.assert_array_equal(result, expected)
+    assert ran == ["scatter_along_axis", "apply_rows"]  # (shorter: coordinates, rows)
+    indices[1, 2, 0], indices[3, 0, 0] = 5, -6  # the first one outside is named
+    with pytest.raises(indexops.IndexOpsValueError, match=r"indices\[1, 2, 0\]=5 "):
+        onnx.scatter_elements(data, indices, updates, axis=1, reduction=reduction)
+    np.testing.assert_array_equal(data, original)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "how", "index_dtype", "kernel"),
+    [
+        (">f8", None, "int64", True),
+        (">f8", "add", "int64", False),
+        ("bfloat16", None, "int64", True),
+        ("complex128", "add", "int64", False),
+        ("float64", None, "int32", True),  # (the core widens indices to int64 first)
+    ],
+)
+def test_element_scatter_kernel_moves_bits_or_declines(ran, dtype, how, index_dtype, kernel):
+    """Replace moves any dtype's bits of at most 8 bytes (dtype and byte order kept);
+    arithmetic the kernels lack and complex elements take the other paths: the
+    transcription's result either way."""
+    dtype = as_dtype(dtype)
+    rng = np.random.default_rng(20)
+    operand = rng.integers(-9, 9, size=(6, 5)).astype(dtype)
+    indices = rng.integers(-2, 7, size=(6, 4, 1)).astype(index_dtype)
+    updates = rng.integers(-9, 9, size=(6, 4)).astype(dtype)
+    result = scatter_elements(operand, indices, updates, how)
+    expected = reference.scatter(
+        operand, indices, updates, update_computation=how, **ELEMENT_SCATTER
+    )
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(wide(result), wide(expected))
+    assert ("scatter_along_axis" in ran) is kernel
+
+
 def test_in_place_updates_and_rows_that_view_the_table(ran):
     """Rows and updates that view the array written are read before the loop writes."""
     table = np.arange(40, dtype=np.int64).reshape(10, 4) % 7
@@ -319,10 +412,12 @@ def test_kernels_from_many_threads_at_once(ran):
             return indexops.at(cases[0][0])[np.arange(64)[:, None], indices].get()
         if case == "nd":  # ScatterND's tuples counted from the end and checked in the loop
             return onnx.scatter_nd(cases[0][0], indices[:, :1], updates[:64], reduction="add")
+        if case == "elements":
+            return onnx.scatter_elements(cases[0][0], indices, updates[:64], axis=1)
         table, rows, how = case
         return scatter_rows(table, rows, updates, how)
 
-    work = [*cases, None, "at", "nd"] * 8
+    work = [*cases, None, "at", "nd", "elements"] * 8
     serial = [call(case) for case in work]
     results = map_in_threads(call, work, threads=8)
     for got, expected in zip(results, serial):
@@ -403,6 +498,31 @@ def test_torch_onnx_gather_elements_takes_the_kernel(ran):
     result = onnx.gather_elements(torch.from_numpy(data), torch.from_numpy(indices), axis=1)
     assert type(result) is torch.Tensor and ran == ["take_along_axis"]
     np.testing.assert_array_equal(result.numpy(), onnx_ops.gather_elements(data, indices, 1))
+
+
+@TORCH
+@pytest.mark.parametrize("how", [None, "max"])
+def test_torch_element_scatter_takes_the_kernel_unless_grad_is_needed(ran, how):
+    """torch's ``scatter_``/``scatter_reduce_`` form: the kernel in place or into a new
+    tensor (NumPy's result, the input's version counted); with a tensor that requires
+    grad, torch's own ops and a gradient."""
+    import torch
+
+    rng = np.random.default_rng(8)
+    operand, updates = rng.random((5, 4)), rng.random((5, 6))
+    indices = rng.integers(0, 4, (5, 6, 1))
+    expected = reference.scatter(
+        operand, indices, updates, update_computation=how, **ELEMENT_SCATTER
+    )
+    x, i, u = (torch.from_numpy(a.copy()) for a in (operand, indices, updates))
+    version = x._version
+    result = scatter_elements(x, i, u, how, copy=False)
+    assert result is x and x._version > version and ran == ["scatter_along_axis"]
+    np.testing.assert_array_equal(x.numpy(), expected)
+    ran.clear()
+    leaf = torch.from_numpy(operand.copy()).requires_grad_()
+    scatter_elements(leaf, i, u, how).sum().backward()
+    assert ran == [] and leaf.grad is not None
 
 
 @TORCH
@@ -595,7 +715,41 @@ def test_at_take_along_idiom_writes_by_a_batching_dim(ran, columns, how):
         result = getattr(indexops.at(target)[rows, idx], how)(aliased, copy=copy)
         np.testing.assert_array_equal(result, expected)
         assert (result is target) is not copy
-    assert columns == [1, 1] and ran == ["apply_rows"] * 2
+    assert columns == [1, 1] and ran == ["scatter_along_axis"] * 2
+
+
+@pytest.mark.parametrize("how", ["set", "add", "max"])
+def test_at_take_along_idiom_writes_count_negative_indices_in_the_loop(ran, monkeypatch, how):
+    """The idiom's writes hand negative indices to the element scatter's loop as they
+    are, which counts them from the end, then drops or clips those still outside;
+    where the kernel declines (complex128 elements) one ``where`` counts them first. The
+    reference scatter's result at the wrapped indices either way."""
+    options: list[bool] = []
+    spied = kernels.scatter_along_axis
+
+    def spy(*args, **kwargs):
+        options.append(kwargs["wrap"])
+        return spied(*args, **kwargs)
+
+    monkeypatch.setattr(kernels, "scatter_along_axis", spy)
+    rng = np.random.default_rng(21)
+    rows = np.arange(6)[:, None]
+    idx = rng.integers(-8, 9, size=(6, 7))
+    wrapped = np.where(idx < 0, idx + 5, idx)[..., None]
+    computation = {"set": None, "add": "add", "max": "max"}[how]
+    dtypes = ("float64", "complex128") if how != "max" else ("float64",)
+    for dtype in dtypes:
+        x = rng.integers(-9, 9, size=(6, 5)).astype(dtype)
+        y = rng.integers(-9, 9, size=(6, 7)).astype(dtype)
+        for mode in ("drop", "clip"):
+            result = getattr(indexops.at(x)[rows, idx], how)(y, mode=mode)
+            expected = reference.scatter(
+                x, wrapped, y, update_computation=computation, mode=mode, **ELEMENT_SCATTER
+            )
+            assert result.dtype == x.dtype
+            np.testing.assert_array_equal(result, expected)
+    # (complex128's other path writes rows, as complex numbers as pairs of floats)
+    assert set(options) == {True} and ran[:2] == ["scatter_along_axis"] * 2
 
 
 @pytest.mark.parametrize(

@@ -436,15 +436,21 @@ def _scattered(
     """One :func:`indexops.scatter` of ``lowering`` at the checked, wrapped ``indices``."""
     if reduction not in REDUCTIONS:
         raise value_error(op, "reduction", reduction, f"one of {REDUCTIONS}")
-    if vector and lowering.sizes and backend.values_on_host(indices):
+    if lowering.sizes and not lowering.coordinates and backend.values_on_host(indices):
         # one pass over a copy that wraps, checks and writes, where the backend has one
         how = None if reduction == "none" else Named(reduction)
-        done = backend.scatter_tuples_from_end(data, indices, updates, how)
+        done = (
+            backend.scatter_tuples_from_end(data, indices, updates, how)
+            if vector
+            else backend.scatter_along_axis_in_order(
+                data, lowering.dims[0], indices, updates, how, wrap=True, outside="stop", copy=True
+            )
+        )
         if done is not None:
             result, bad = done
             if bad >= 0:
                 value = int(backend.to_numpy(indices).reshape(-1)[bad])
-                raise _index_error(op, tuple(indices.shape), lowering, True, bad, value)
+                raise _index_error(op, tuple(indices.shape), lowering, vector, bad, value)
             return result
     starts, checked = _starts(op, backend, indices, lowering, vector)
     mode = "promise_in_bounds" if checked else "drop"

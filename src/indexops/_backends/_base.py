@@ -67,6 +67,8 @@ class Backend:
     # element plans read through it instead of rows of one element
     gathers_elements = False
     scatters_elements = False  # combine_along_axis likewise, for element scatters
+    # whether scatter_along_axis_in_order may take an element scatter (it says per call)
+    scatters_elements_in_order = False
 
     def __init__(self, xp: ModuleType) -> None:
         self.xp = xp
@@ -363,6 +365,29 @@ class Backend:
         (``"stop"``, :meth:`take_along_axis`: a broken promise). ``None`` where the
         backend has no such pass (the caller counts the negative entries from the end
         with array operations first). Here: ``None``."""
+        return None
+
+    def scatter_along_axis_in_order(
+        self,
+        x: Array,
+        axis: int,
+        indices: Array,
+        values: Array,
+        how: Named | None,
+        *,
+        wrap: bool,
+        outside: str,
+        copy: bool,
+    ) -> tuple[Array, int] | None:
+        """The element scatter in one pass, for arrays whose values are on the host
+        (arguments as :meth:`combine_along_axis`): ``values`` combined into ``x``, or
+        into a copy where ``copy``, in their row-major order (replace where ``how`` is
+        ``None``: the last write wins); a negative index counting from the end first
+        where ``wrap``; then an index outside is clipped (``outside="clip"``), dropped
+        (``"drop"``) or stops the loop (``"stop"``: the result is unspecified, the
+        caller raises). Returns the array written and the flat position in ``indices``
+        of the first index that stopped the loop, or -1; ``None`` where the backend has
+        no such pass for these arrays (nothing was written). Here: ``None``."""
         return None
 
     def scatter_tuples_from_end(

@@ -232,6 +232,35 @@ class HostKernels(NativeScatter):
     ) -> tuple[Array, int] | None:
         return self._compiled_take(x, indices, axis, wrap=True, outside="stop")
 
+    scatters_elements_in_order = True
+
+    def scatter_along_axis_in_order(
+        self,
+        x: Array,
+        axis: int,
+        indices: Array,
+        values: Array,
+        how: Named | None,
+        *,
+        wrap: bool,
+        outside: str,
+        copy: bool,
+    ) -> tuple[Array, int] | None:
+        """The compiled kernel, where it runs."""
+        arrays = self.host_arrays(x, indices, values)  # first: no kernel lookup when traced
+        compiled = None if arrays is None else kernels_for(math.prod(values.shape))
+        if compiled is None or arrays is None:
+            return None
+        done = compiled.scatter_along_axis(
+            arrays[0], arrays[1], arrays[2], axis, how, wrap=wrap, outside=outside, copy=copy
+        )
+        if done is None:
+            return None
+        if not copy:
+            self.written_on_host(x)
+            return x, done[1]
+        return self.from_host(done[0]), done[1]
+
     def scatter_tuples_from_end(
         self, data: Array, indices: Array, updates: Array, how: Named | None
     ) -> tuple[Array, int] | None:

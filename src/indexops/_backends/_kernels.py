@@ -181,7 +181,7 @@ _TUPLE_KERNELS = {
 
 # what an element gather does with an index outside its dim
 CLIP, FILL, STOP = 0, 1, 2
-_OUTSIDE = {"clip": CLIP, "fill": FILL, "stop": STOP}
+_OUTSIDE = {"clip": CLIP, "fill": FILL, "stop": STOP, "drop": FILL}  # (a write skips)
 
 
 @_inline
@@ -234,6 +234,72 @@ def _take_along(x: Array, indices: Array, out: Array, wrap: bool, outside: int, 
                 else:
                     return (a * count + j) * inner + b
     return -1
+
+
+@_inline
+def _along_loop(
+    x: Array, indices: Array, values: Array, wrap: bool, outside: int, combine: Any
+) -> int:
+    """``x[a, indices[a, j, b], b] = combine(that, values[a, j, b])`` for each ``(a, j,
+    b)`` in row-major order (so repeated targets, which differ in ``j`` only, apply in
+    the updates' order); a negative index counts from the end where ``wrap``; an index
+    still outside is clipped, skipped (``outside`` is ``FILL``: nothing to fill, the
+    update is dropped) or stops the loop, as in :func:`_take_along`."""
+    outer, n, inner = x.shape
+    count = indices.shape[1]
+    shift = n if wrap else 0
+    if inner == 1:
+        for a in range(outer):
+            for j in range(count):
+                k = _position(indices[a, j, 0], n, shift, outside)
+                if k >= 0:
+                    x[a, k, 0] = combine(x[a, k, 0], values[a, j, 0])
+                elif k == -2:
+                    return a * count + j
+        return -1
+    for a in range(outer):
+        for j in range(count):
+            for b in range(inner):
+                k = _position(indices[a, j, b], n, shift, outside)
+                if k >= 0:
+                    x[a, k, b] = combine(x[a, k, b], values[a, j, b])
+                elif k == -2:
+                    return (a * count + j) * inner + b
+    return -1
+
+
+@_kernel
+def _replace_along(x: Array, indices: Array, values: Array, wrap: bool, outside: int) -> int:
+    return _along_loop(x, indices, values, wrap, outside, _replace)
+
+
+@_kernel
+def _add_along(x: Array, indices: Array, values: Array, wrap: bool, outside: int) -> int:
+    return _along_loop(x, indices, values, wrap, outside, _add)
+
+
+@_kernel
+def _multiply_along(x: Array, indices: Array, values: Array, wrap: bool, outside: int) -> int:
+    return _along_loop(x, indices, values, wrap, outside, _multiply)
+
+
+@_kernel
+def _minimum_along(x: Array, indices: Array, values: Array, wrap: bool, outside: int) -> int:
+    return _along_loop(x, indices, values, wrap, outside, _minimum)
+
+
+@_kernel
+def _maximum_along(x: Array, indices: Array, values: Array, wrap: bool, outside: int) -> int:
+    return _along_loop(x, indices, values, wrap, outside, _maximum)
+
+
+_ALONG_KERNELS = {
+    None: _replace_along,
+    Named.ADD: _add_along,
+    Named.MUL: _multiply_along,
+    Named.MIN: _minimum_along,
+    Named.MAX: _maximum_along,
+}
 
 
 # -- what the kernels run on: dtypes seen as the types numba computes in -----------------------
@@ -329,6 +395,48 @@ def scatter_tuples(
         np.ascontiguousarray(indices).reshape(count, depth),
         np.array(data.shape[:depth], dtype=np.int64),
         np.ascontiguousarray(values).reshape(count, width).view(kind),
+    )
+    return out, int(bad)
+
+
+def scatter_along_axis(
+    x: Array,
+    indices: Array,
+    values: Array,
+    axis: int,
+    how: Named | None,
+    *,
+    wrap: bool,
+    outside: str,
+    copy: bool,
+) -> tuple[Array, int] | None:
+    """The element scatter (ScatterElements, ``scatter_reduce_``'s form) in one pass:
+    ``values`` combined into ``x`` (a copy where ``copy``, else ``x`` in place) at
+    ``indices`` along ``axis`` (both have ``x``'s other dims), in their row-major order
+    (replace where ``how`` is ``None``: the last write wins); and the flat position of
+    the first index outside its dim, or -1. ``wrap``: negative indices count from the
+    end first; then an index outside is clipped (``outside`` is ``"clip"``), dropped
+    (``"drop"``) or stops the loop (``"stop"``; what it wrote before stays written).
+    ``None`` where no kernel takes these arrays (as :func:`apply_rows`, and complex
+    numbers, indices not int64, ``x`` not C-contiguous in place)."""
+    kind = _arithmetic_type(x.dtype, how)
+    if kind is None or kind.itemsize != x.dtype.itemsize or values.dtype != x.dtype:
+        return None  # (complex numbers as pairs of floats: no element of their own)
+    if indices.dtype != _INDEX_TYPES[0] or not (copy or x.flags.c_contiguous):
+        return None
+    out = np.array(x, order="C", copy=True) if copy else x
+    indices, values = (
+        a if a.flags.writeable and not np.may_share_memory(out, a) else np.array(a, copy=True)
+        for a in (indices, values)
+    )
+    outer, inner = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1 :])
+    shape = (outer, indices.shape[axis], inner)
+    bad = _ALONG_KERNELS[how](
+        out.view(kind).reshape(outer, x.shape[axis], inner),
+        np.ascontiguousarray(indices).reshape(shape),
+        np.ascontiguousarray(values).view(kind).reshape(shape),
+        wrap,
+        _OUTSIDE[outside],
     )
     return out, int(bad)
 

@@ -299,7 +299,7 @@ class At:
             rows = _read_rows(backend, lowering.last_row, x, self._idx)
             if rows is not None:
                 return rows
-        starts, in_range, plan, from_end = lowering(x, self._idx, reading=True)
+        starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=True)
         if in_range and gather_mode is GatherMode.CLIP:  # checked here: nothing to clip
             gather_mode = GatherMode.PROMISE_IN_BOUNDS
         if lowering.keeps_core:  # at's signature pins the gather's: skip it
@@ -596,10 +596,11 @@ class At:
             )
             if _own_arithmetic(backend, x.dtype, combiner):
                 return _write_basic(backend, own_key, x, updates, combiner, in_place)
-        starts, in_range, plan, _ = lowering(x, self._idx)
+        named_form = type(computation) in _NAMED_FORMS
+        starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=named_form)
         if in_range:  # checked here: nothing to drop or clip
             scatter_mode = ScatterMode.PROMISE_IN_BOUNDS
-        if lowering.keeps_core and type(computation) in _NAMED_FORMS:
+        if lowering.keeps_core and named_form:
             # at's signature pins the scatter's but for these (y: a Dask x's NumPy array)
             options = (
                 computation,
@@ -607,13 +608,15 @@ class At:
                 unique_indices,
                 type(updates),
                 plan.batching_pairs,
+                from_end,
             )
             named = cast("str | None", computation)
+            attributes = plan.scatter_attributes
             run = kept_in(
                 lowering.core,
                 options,
                 lambda: scatter_executor(
-                    x, starts, updates, plan.scatter_attributes, named, scatter_mode, unique_indices
+                    x, starts, updates, attributes, named, scatter_mode, unique_indices, from_end
                 ),
             )
             return cast(Array, run(x, starts, updates, copy))
@@ -773,7 +776,7 @@ class _Lowering:
         return self.arrays is None
 
     def __call__(
-        self, x: Array, idx: Any, reading: bool = False
+        self, x: Array, idx: Any, core_from_end: bool = False
     ) -> tuple[Array, bool, IndexPlan, bool]:
         arrays = self.arrays
         if arrays is None:  # a kept lowering: the arrays are the items of x's type
@@ -783,9 +786,10 @@ class _Lowering:
         counting = counting_dims(self.backend, plan, arrays, x)
         if counting:  # (x[rows[:, None], idx]: an element gather or scatter, no stack)
             plan = with_batching(plan, counting)
-        # an element read of a kept lowering: the gather's loop counts negative indices
-        # from the end (gather_executor(from_end=True)), not a pass of its own here
-        from_end = reading and bool(counting) and self.keeps_core and _one_index_array(plan)
+        # an element read or write of a kept lowering whose core executor may count
+        # negative indices from the end (core_from_end): the loop does, not a pass here
+        from_end = core_from_end and bool(counting) and self.keeps_core
+        from_end = from_end and _one_index_array(plan)
         starts, in_range = start_indices(self.backend, plan, arrays, x, not from_end)
         return starts, in_range, plan, from_end
 

@@ -11,6 +11,7 @@ from .._errors import type_error, value_error
 from .._execute.targets import (
     all_inside_on_host,
     clamp_columns,
+    counted_from_end,
     row_numbers,
     start_columns,
     to_index,
@@ -210,7 +211,7 @@ def _counted_from_end(
     """``run`` at the starts of ``plan``'s one start dim, ``indices``, whose negative
     entries count from the end of that dim first."""
     size = plan.operand_shape[plan.start_map[0]]
-    return run(operand, backend.where(indices < 0, indices + size, indices), fill_value)
+    return run(operand, counted_from_end(backend, indices, size), fill_value)
 
 
 def _prepare(
@@ -318,7 +319,7 @@ def _take_elements(
         taken = backend.take_along_axis_from_end(operand, starts, axis, _OUTSIDE[mode], fill)
         if taken is not None:
             return backend.permute_dims(taken, to_result)
-        starts = backend.where(starts < 0, starts + operand.shape[axis], starts)
+        starts = counted_from_end(backend, starts, operand.shape[axis])
     if mode is GatherMode.PROMISE_IN_BOUNDS:
         taken = backend.take_along_axis(operand, starts, axis)
     elif mode is GatherMode.CLIP:
