@@ -236,7 +236,8 @@ def test_onnx_scatter_nd_wraps_checks_and_writes_in_one_pass(ran, reduction):
     [
         (">f8", "none", "int64", True),
         (">f8", "none", "int32", True),
-        (">f8", "none", "int16", False),
+        (">f8", "none", "uint64", False),
+        (">f8", "none", ">i2", True),
         (">f8", "add", "int64", False),
         ("bfloat16", "none", "int64", True),
         ("bfloat16", "add", "int64", False),
@@ -245,11 +246,12 @@ def test_onnx_scatter_nd_wraps_checks_and_writes_in_one_pass(ran, reduction):
 def test_onnx_scatter_nd_moves_bits_or_declines(ran, dtype, reduction, index_dtype, kernel):
     """Replace moves any dtype's bits (the input's dtype and byte order kept); add on a
     non-native byte order or an extension type has no kernel arithmetic and takes the
-    other path, as do indices neither int64 nor int32."""
+    other path, as do uint64 indices (others are widened to int64)."""
     dtype = as_dtype(dtype)
     rng = np.random.default_rng(17)
     data = rng.integers(-9, 9, size=(6, 2)).astype(dtype)
-    indices = rng.integers(-6, 6, size=(9, 1)).astype(index_dtype)
+    low = 0 if np.dtype(index_dtype).kind == "u" else -6
+    indices = rng.integers(low, 6, size=(9, 1)).astype(index_dtype)
     updates = rng.integers(-9, 9, size=(9, 2)).astype(dtype)
     result = onnx.scatter_nd(data, indices, updates, reduction=reduction)
     expected = onnx_ops.scatter_nd(data, indices, updates, reduction)

@@ -340,6 +340,16 @@ def _arithmetic_type(dtype: np.dtype, how: Named | None) -> np.dtype | None:
     return _COMPLEX_PARTS.get(dtype) if how is Named.ADD else None
 
 
+def _int64(indices: Array) -> Array | None:
+    """Integer ``indices`` as int64 (one signature of each kernel for every index
+    dtype: a copy of narrower ones), or ``None`` for uint64, whose values above int64's
+    range the library saturates instead."""
+    kind, size = indices.dtype.kind, indices.dtype.itemsize
+    if kind not in "iu" or (kind, size) == ("u", 8):
+        return None
+    return indices if indices.dtype == _INDEX_TYPES[0] else indices.astype(np.int64)
+
+
 def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> Array | None:
     """Apply ``values[k]`` to row ``rows[k]`` of the 2-D ``table`` in place, in the order
     of ``k`` (replace where ``how`` is ``None``: the last write wins), and return
@@ -378,9 +388,10 @@ def scatter_tuples(
     the last write wins), and the flat position in ``indices`` of the first component
     outside ``[-n, n)``, or -1. The loop stops there, with the copy half written: the
     caller drops it (``data`` is never written). ``None`` where no kernel takes these
-    arrays (as :func:`apply_rows`; indices neither int64 nor int32)."""
+    arrays (as :func:`apply_rows`; uint64 indices)."""
     kind = _arithmetic_type(data.dtype, how)
-    if kind is None or values.dtype != data.dtype or indices.dtype not in _INDEX_TYPES:
+    indices = _int64(indices)
+    if kind is None or values.dtype != data.dtype or indices is None:
         return None
     depth = indices.shape[-1]
     count = math.prod(indices.shape[:-1])
@@ -418,11 +429,12 @@ def scatter_along_axis(
     end first; then an index outside is clipped (``outside`` is ``"clip"``), dropped
     (``"drop"``) or stops the loop (``"stop"``; what it wrote before stays written).
     ``None`` where no kernel takes these arrays (as :func:`apply_rows`, and complex
-    numbers, indices not int64, ``x`` not C-contiguous in place)."""
+    numbers, uint64 indices, ``x`` not C-contiguous in place)."""
     kind = _arithmetic_type(x.dtype, how)
     if kind is None or kind.itemsize != x.dtype.itemsize or values.dtype != x.dtype:
         return None  # (complex numbers as pairs of floats: no element of their own)
-    if indices.dtype != _INDEX_TYPES[0] or not (copy or x.flags.c_contiguous):
+    indices = _int64(indices)
+    if indices is None or not (copy or x.flags.c_contiguous):
         return None
     out = np.array(x, order="C", copy=True) if copy else x
     indices, values = (
