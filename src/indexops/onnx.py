@@ -436,8 +436,12 @@ def _scattered(
     """One :func:`indexops.scatter` of ``lowering`` at the checked, wrapped ``indices``."""
     if reduction not in REDUCTIONS:
         raise value_error(op, "reduction", reduction, f"one of {REDUCTIONS}")
-    if lowering.sizes and not lowering.coordinates and backend.values_on_host(indices):
-        # one pass over a copy that wraps, checks and writes, where the backend has one
+    if (
+        lowering.sizes
+        and not lowering.coordinates
+        and backend.values_on_host(indices)
+        and backend.may_compile(data, math.prod(updates.shape))
+    ):  # one pass over a copy that wraps, checks and writes, where the backend has one
         how = None if reduction == "none" else Named(reduction)
         done = (
             backend.scatter_tuples_from_end(data, indices, updates, how)

@@ -367,6 +367,11 @@ class Backend:
         with array operations first). Here: ``None``."""
         return None
 
+    def may_compile(self, x: Array, elements: int) -> bool:
+        """Whether a compiled kernel may take work of ``elements`` elements on ``x``: a
+        cheap look before the work that asking for one needs. Here: False."""
+        return False
+
     def scatter_along_axis_in_order(
         self,
         x: Array,

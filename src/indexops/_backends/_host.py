@@ -234,6 +234,11 @@ class HostKernels(NativeScatter):
 
     scatters_elements_in_order = True
 
+    def may_compile(self, x: Array, elements: int) -> bool:
+        """Whether the work is large enough for the kernels, ``x``'s values are on the host
+        and numba imports (the size first: no import for small work)."""
+        return elements >= KERNEL_MIN_ELEMENTS and self.values_on_host(x) and kernels() is not None
+
     def scatter_along_axis_in_order(
         self,
         x: Array,

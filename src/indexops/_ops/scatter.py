@@ -390,6 +390,8 @@ def _scatter_elements_in_order(
     ``other`` (:func:`_scatter_elements` where the backend's native element scatter takes
     it, else the general path)."""
     assert plan.element_axes is not None
+    if not backend.may_compile(input, plan.row_count):  # (small work: no look further)
+        return other(input, indices, updates, copy)
     in_place = writes_in_place(backend, OP, input, copy)
     if in_place and backend.records_gradient(input, updates):
         return other(input, indices, updates, copy)
