@@ -305,14 +305,15 @@ class At:
             rows = _read_rows(backend, lowering.last_row, x, self._idx)
             if rows is not None:
                 return rows
-        starts, in_range, plan = lowering(x, self._idx)
+        starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=True)
         if in_range and gather_mode is GatherMode.CLIP:  # checked here: nothing to clip
             gather_mode = GatherMode.PROMISE_IN_BOUNDS
         if lowering.keeps_core:  # at's signature pins the gather's: skip it
+            attributes = plan.gather_attributes
             run = kept_in(
                 lowering.core,
-                (gather_mode, plan.batching_pairs),
-                lambda: gather_executor(x, starts, plan.gather_attributes, gather_mode),
+                (gather_mode, plan.batching_pairs, from_end),
+                lambda: gather_executor(x, starts, attributes, gather_mode, from_end),
             )
             return run(x, starts, fill_value)
         return gather(
@@ -612,10 +613,11 @@ class At:
             )
             if _own_arithmetic(backend, x.dtype, combiner):
                 return _write_basic(backend, own_key, x, updates, combiner, in_place)
-        starts, in_range, plan = lowering(x, self._idx)
+        named_form = type(computation) in _NAMED_FORMS
+        starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=named_form)
         if in_range:  # checked here: nothing to drop or clip
             scatter_mode = ScatterMode.PROMISE_IN_BOUNDS
-        if lowering.keeps_core and type(computation) in _NAMED_FORMS:
+        if lowering.keeps_core and named_form:
             # at's signature pins the scatter's but for these (y: a Dask x's NumPy array)
             options = (
                 computation,
@@ -623,13 +625,15 @@ class At:
                 unique_indices,
                 type(updates),
                 plan.batching_pairs,
+                from_end,
             )
             named = cast("str | None", computation)
+            attributes = plan.scatter_attributes
             run = kept_in(
                 lowering.core,
                 options,
                 lambda: scatter_executor(
-                    x, starts, updates, plan.scatter_attributes, named, scatter_mode, unique_indices
+                    x, starts, updates, attributes, named, scatter_mode, unique_indices, from_end
                 ),
             )
             return cast(Array, run(x, starts, updates, copy))
@@ -790,7 +794,9 @@ class _Lowering:
         """Whether calls look up the core op's executor in :attr:`core`."""
         return self.arrays is None
 
-    def __call__(self, x: Array, idx: Any) -> tuple[Array, bool, IndexPlan]:
+    def __call__(
+        self, x: Array, idx: Any, core_from_end: bool = False
+    ) -> tuple[Array, bool, IndexPlan, bool]:
         arrays = self.arrays
         if arrays is None:  # a kept lowering: the arrays are the items of x's type
             items = idx if type(idx) is tuple else (idx,)
@@ -799,8 +805,18 @@ class _Lowering:
         counting = counting_dims(self.backend, plan, arrays, x)
         if counting:  # (x[rows[:, None], idx]: an element gather or scatter, no stack)
             plan = with_batching(plan, counting)
-        starts, in_range = start_indices(self.backend, plan, arrays, x)
-        return starts, in_range, plan
+        # an element read or write of a kept lowering whose core executor may count
+        # negative indices from the end (core_from_end): the loop does, not a pass here
+        from_end = core_from_end and bool(counting) and self.keeps_core
+        from_end = from_end and _one_index_array(plan)
+        starts, in_range = start_indices(self.backend, plan, arrays, x, not from_end)
+        return starts, in_range, plan, from_end
+
+
+def _one_index_array(plan: IndexPlan) -> bool:
+    """Whether ``plan``'s one start column is an index array whose negative entries
+    count from the end."""
+    return len(plan.columns) == 1 and plan.columns[0].wrap is not None
 
 
 _OWN_SLICING = {"numpy": True, "torch": False}  # libraries whose slicing at runs, and
