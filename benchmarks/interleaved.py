@@ -17,10 +17,13 @@ def medians(
     forms: dict[str, Callable[[], object]],
     rounds: int,
     prepare: dict[str, Callable[[], object]] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, float]:
     """Seconds per call of each form: the median of ``rounds`` interleaved samples (each
     form is called once first, as a warm-up). ``prepare[name]``, where given, runs untimed
-    before each of that form's samples, followed by one untimed call of the form."""
+    before each of that form's samples, followed by one untimed call of the form.
+    ``clock`` times them: wall time, or ``time.thread_time`` for CPU time, which a
+    loaded machine's scheduling disturbs less."""
     prepare = prepare or {}
 
     def ready(name: str) -> None:
@@ -32,17 +35,17 @@ def medians(
     for name, fn in forms.items():
         ready(name)
         fn()
-        start = time.perf_counter()
+        start = clock()
         fn()
-        calls[name] = max(1, int(SAMPLE_SECONDS / max(time.perf_counter() - start, 1e-7)))
+        calls[name] = max(1, int(SAMPLE_SECONDS / max(clock() - start, 1e-7)))
     times: dict[str, list[float]] = {name: [] for name in forms}
     names = list(forms)
     for round_ in range(rounds):
         for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
             fn, k = forms[name], calls[name]
             ready(name)
-            start = time.perf_counter()
+            start = clock()
             for _ in range(k):
                 fn()
-            times[name].append((time.perf_counter() - start) / k)
+            times[name].append((clock() - start) / k)
     return {name: statistics.median(ts) for name, ts in times.items()}

@@ -6,8 +6,11 @@ minute on 2 cores, numba required) runs the same calls in fresh processes that s
 new numba cache directory (``NUMBA_CACHE_DIR``): the first process finds it empty and
 compiles every signature, the later ones load them. Each process prints the time of
 ``import indexops``, of the kernels' import (numba's), and of each call's first and second
-run, as a table; the first call of a process also pays numba's one-time initialisation.
-The calls go through the public ops at 2**12 elements, where the kernels run.
+run, as a table. A process's first kernel call pays numba's one-time initialisation of
+its CPU target, timed here as two steps of their own before the calls: the import of
+``scipy.linalg`` (numba's ``arraymath`` checks SciPy's BLAS when it is imported) and the
+rest of the target (numba's implementation registries). The calls go through the public
+ops at 2**12 elements, where the kernels run.
 """
 
 from __future__ import annotations
@@ -30,9 +33,19 @@ from indexops._backends import _host
 imported = time.perf_counter()
 assert _host.kernels() is not None, "numba is not installed"
 loaded = time.perf_counter()
+import scipy.linalg.cython_blas  # numba's arraymath imports it at once, to check BLAS
+blas = time.perf_counter()
+from numba.core.registry import cpu_target
+cpu_target.target_context.refresh()  # what a process's first kernel call does first
+target = time.perf_counter()
 rows = dict(update_window_dims=(1,), inserted_window_dims=(0,),
             scatter_dims_to_operand_dims=(0,), index_vector_dim=1)
-report = {"import indexops": imported - start, "import the kernels (numba)": loaded - imported}
+report = {
+    "import indexops": imported - start,
+    "import the kernels (numba)": loaded - imported,
+    "first call: import scipy.linalg (numba's BLAS check)": blas - loaded,
+    "first call: numba's CPU target (its other registries)": target - blas,
+}
 rng = np.random.default_rng(0)
 for dtype in sys.argv[1].split(","):
     table = rng.integers(0, 9, (256, 16)).astype(dtype)
@@ -46,6 +59,10 @@ for dtype in sys.argv[1].split(","):
         for how in (None, "add", "mul", "min", "max")
     }
     calls[f"onnx.gather_elements {dtype}"] = lambda: onnx.gather_elements(data, indices, 1)
+    calls[f"onnx.scatter_nd add {dtype}"] = lambda: onnx.scatter_nd(
+        table, targets, updates, reduction="add")
+    calls[f"onnx.scatter_elements add {dtype}"] = lambda: onnx.scatter_elements(
+        data, indices, updates, axis=1, reduction="add")
     for name, call in calls.items():
         times = []
         for _ in range(2):

@@ -1,6 +1,8 @@
-"""Workloads 8-10 (and ScatterND's replace) against onnxruntime, through every entry point
-users call, with and without the compiled kernels, beside the native expression and the
-one library pass that any composition of the library's calls must make.
+"""Workloads 8-10 (and ScatterND's replace, ScatterElements add along axis 1, and
+ScatterElements add on onnxruntime's tracker workload) against onnxruntime, through every
+entry point users call, with and without the compiled kernels, beside the native
+expression and the one library pass that any composition of the library's calls must
+make.
 
 ``python -m benchmarks.onnx_floors [--size 1/16,1/4,1] [--rounds 11] [--only TEXT]``
 (a few minutes on 2 cores, onnxruntime required) prints, per workload, library and size,
@@ -20,7 +22,7 @@ over the native expression, all sampled alternately in one process
   and the updates read in the order of their rows (the two passes of a route by sorted
   rows, before any combine), on torch the native ``scatter_reduce`` with the one
   comparison over its result that finds the zeros whose sign IEEE-754 may change (9) and
-  ``index_add`` (10); for ScatterND's replace, the table's copy.
+  ``index_add`` (10); for ScatterND's replace and ScatterElements, the table's copy.
 
 torch runs on one thread, as in the runner.
 """
@@ -47,6 +49,14 @@ ELEMENT_GATHER = {
     "offset_dims": (), "collapsed_slice_dims": (1,), "start_index_map": (1,),
     "index_vector_dim": 2, "slice_sizes": (1, 1), "operand_batching_dims": (0,),
     "start_indices_batching_dims": (0,),
+}  # fmt: skip
+ELEMENT_SCATTER = {
+    "update_window_dims": (), "inserted_window_dims": (1,), "scatter_dims_to_operand_dims": (1,),
+    "index_vector_dim": 2, "input_batching_dims": (0,), "scatter_indices_batching_dims": (0,),
+}  # fmt: skip
+ROWS_OF_ELEMENTS = {
+    "update_window_dims": (), "inserted_window_dims": (0,), "scatter_dims_to_operand_dims": (0,),
+    "index_vector_dim": 2, "input_batching_dims": (1,), "scatter_indices_batching_dims": (1,),
 }  # fmt: skip
 ENTRY_POINTS = ("onnx", "at", "core")
 
@@ -86,6 +96,117 @@ def element_gather(size: float) -> dict[str, Forms]:
             ),
             "native": lambda: torch.gather(x, 1, idx),
             "floor": lambda: torch.gather(x, 1, idx),
+        },
+    }
+
+
+def element_scatter_add(size: float) -> dict[str, Forms]:
+    """ScatterElements add along axis 1 on workload 8's arrays (f32 updates of its
+    indices' shape); the ONNX forms (onnxruntime's too) get half the indices as negative
+    ones, ``at`` through ``x[rows[:, None], idx]``, the core form and the natives the
+    non-negative ones."""
+    n, d = _pick(262144, 32768, False, size), 64
+    rng = _rng()
+    host = rng.standard_normal((n, d), dtype=np.float32)
+    idx_host = rng.integers(0, d, (n, d))
+    signed = np.where(rng.random((n, d)) < 0.5, idx_host - d, idx_host)
+    upd_host = rng.standard_normal((n, d), dtype=np.float32)
+    rows_host = np.arange(n)[:, None]
+    feeds = {"indices": signed, "updates": upd_host}
+    ort = _needed(onnx_peer.one_node("ScatterElements", host, feeds, 1, axis=1, reduction="add"))
+    x, idx, neg, upd, rows = (
+        torch.from_numpy(a) for a in (host, idx_host, signed, upd_host, rows_host)
+    )
+
+    def native_numpy() -> Any:
+        out = host.copy()
+        np.add.at(out, (rows_host, idx_host), upd_host)
+        return out
+
+    return {
+        "numpy": {
+            "onnxruntime": lambda: ort(host),
+            **_entry_points(
+                lambda: onnx.scatter_elements(host, signed, upd_host, axis=1, reduction="add"),
+                lambda: indexops.at(host)[rows_host, signed].add(upd_host),
+                lambda: indexops.scatter(
+                    host,
+                    idx_host[..., None],
+                    upd_host,
+                    **ELEMENT_SCATTER,
+                    update_computation="add",
+                ),
+                kernels_off=True,
+            ),
+            "native": native_numpy,
+            "floor": host.copy,
+        },
+        "torch": {
+            "onnxruntime": lambda: ort(host),
+            **_entry_points(
+                lambda: onnx.scatter_elements(x, neg, upd, axis=1, reduction="add"),
+                lambda: indexops.at(x)[rows, neg].add(upd),
+                lambda: indexops.scatter(
+                    x, idx[..., None], upd, **ELEMENT_SCATTER, update_computation="add"
+                ),
+            ),
+            "native": lambda: x.scatter_add(1, idx, upd),
+            "floor": x.clone,
+        },
+    }
+
+
+def tracker_scatter_add(size: float) -> dict[str, Forms]:
+    """onnxruntime's tracker workload: ScatterElements add along axis 0 of [481385, 80]
+    f32 updates with random rows (each row's index repeated along it) into [556416, 80]
+    (both row counts times ``size``). ``at`` writes ``x[rows[:, None], columns]``; the
+    core form pairs the columns as batching dims."""
+    n, m, d = _pick(556416, 34776, False, size), _pick(481385, 30087, False, size), 80
+    rng = _rng()
+    host = np.zeros((n, d), dtype=np.float32)
+    upd_host = rng.standard_normal((m, d), dtype=np.float32)
+    rows_host = rng.integers(0, n, m)
+    idx_host = np.broadcast_to(rows_host[:, None], (m, d)).copy()
+    columns_host = np.arange(d)[None, :]
+    feeds = {"indices": idx_host, "updates": upd_host}
+    ort = _needed(onnx_peer.one_node("ScatterElements", host, feeds, 1, axis=0, reduction="add"))
+    x, idx, upd, rows, columns = (
+        torch.from_numpy(a) for a in (host, idx_host, upd_host, rows_host, columns_host)
+    )
+
+    def native_numpy() -> Any:
+        out = host.copy()
+        np.add.at(out, rows_host, upd_host)
+        return out
+
+    return {
+        "numpy": {
+            "onnxruntime": lambda: ort(host),
+            **_entry_points(
+                lambda: onnx.scatter_elements(host, idx_host, upd_host, axis=0, reduction="add"),
+                lambda: indexops.at(host)[idx_host, columns_host].add(upd_host),
+                lambda: indexops.scatter(
+                    host,
+                    idx_host[..., None],
+                    upd_host,
+                    **ROWS_OF_ELEMENTS,
+                    update_computation="add",
+                ),
+            ),
+            "native": native_numpy,
+            "floor": host.copy,
+        },
+        "torch": {
+            "onnxruntime": lambda: ort(host),
+            **_entry_points(
+                lambda: onnx.scatter_elements(x, idx, upd, axis=0, reduction="add"),
+                lambda: indexops.at(x)[idx, columns].add(upd),
+                lambda: indexops.scatter(
+                    x, idx[..., None], upd, **ROWS_OF_ELEMENTS, update_computation="add"
+                ),
+            ),
+            "native": lambda: x.index_add(0, rows, upd),
+            "floor": x.clone,
         },
     }
 
@@ -211,6 +332,8 @@ WORKLOADS: dict[str, Callable[[float], dict[str, Forms]]] = {
     "9 ScatterND max, f32": lambda size: rows_reduce(size, "max"),
     "10 ScatterND add, int64": lambda size: rows_reduce(size, "add"),
     "ScatterND none, distinct rows": rows_replace,
+    "ScatterElements add, axis 1": element_scatter_add,
+    "ScatterElements add, tracker": tracker_scatter_add,
 }
 
 

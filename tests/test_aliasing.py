@@ -90,6 +90,25 @@ def test_at_index_array_with_updates_viewing_x_twice(xp):
             assert_same(got, to_numpy(expected))
 
 
+@pytest.mark.backends(lambda backend: backend.values_on_host and backend.writable)
+def test_at_rows_in_range_with_updates_viewing_x_on_repeat_calls(xp):
+    """int64 rows in range on the host: from the second call on, the row writer (told
+    whether the rows are distinct) writes them, reading y, a view of x, first."""
+    table = np.arange(3.0 * 4).reshape(3, 4) + 1
+    steps = {"set": lambda old, new: new, "add": np.add, "min": np.minimum}
+    for method, step in steps.items():
+        for positions in ([1, 2, 1], [2, 0]):
+            expected = table.copy()
+            for row, value in zip(positions, table[0 : len(positions)]):
+                expected[row] = step(expected[row], value)
+            for copy in (None, None, False):
+                x = from_numpy(xp, table.copy())
+                rows = from_numpy(xp, np.array(positions))
+                got = getattr(indexops.at(x)[rows], method)(x[0 : len(positions), ...], copy=copy)
+                assert_same(got, expected)
+                assert got is x
+
+
 # (idx, what y views): x[idx] shifted by a row, reversed, and x[idx] itself
 VIEWING_X = [
     ((slice(1, None), slice(None)), (slice(None, -1), slice(None))),

@@ -1033,3 +1033,81 @@ def test_one_array_of_rows_in_range_reads_by_the_library_s_own_indexing(xp, monk
             assert any(own) == by_own_indexing, (rows, mode)
     with pytest.raises(indexops.IndexOpsTypeError, match="fill_value"):
         indexops.at(x)[from_numpy(xp, np.array([6, 0]))].get(mode="fill", fill_value="a")
+
+
+@pytest.mark.backends(lambda backend: backend.values_on_host)
+def test_updates_of_rows_in_range_go_straight_to_the_row_writer_on_repeat_calls(
+    xp, backend, monkeypatch
+):
+    """A repeated update at one int64 array of rows that the host finds in range writes
+    them with the core's row writer (no start indices, no scatter executor), with every
+    named combiner, duplicates one by one in order, ``y`` cast to x's dtype, a copy or
+    ``x`` itself; rows out of range, negative rows, other dtypes and callables take the
+    core's scatter. First and repeated calls give the same result, with or without the
+    writer."""
+    from indexops._ops import at as at_module
+
+    direct: list[bool] = []
+    write_rows = at_module.write_rows
+
+    def spy(*args: Any, **options: Any) -> Any:
+        direct.append(True)
+        return write_rows(*args, **options)
+
+    monkeypatch.setattr(at_module, "write_rows", spy)
+    table = np.arange(1.0, 7.0 * 3 + 1).reshape(7, 3)
+    y = (np.arange(12.0) - 5.5).reshape(4, 3) / 4  # exact in float32, none zero
+    cases = [  # rows, whether the row writer writes them
+        (np.array([6, 0, 2, 5]), True),
+        (np.array([[6, 2], [2, 6]]), True),  # repeated rows, applied in order
+        (np.array([6, -1, 2, 5]), False),
+        (np.array([6, 7, 2, 5]), False),
+        (np.array([6, 0, 2, 5], np.int32), False),
+    ]
+    for method in ("set", "add", "subtract", "multiply", "min", "max", "divide"):
+        for rows, by_the_writer in cases:
+            wrapped = np.where(rows < 0, rows + 7, rows).reshape(-1)
+            expected = table.copy()
+            for row, value in zip(wrapped, y):
+                if row < 7:  # (the default mode drops the others)
+                    expected[row] = STEPS[method](expected[row], value)
+            # the first call, a repeated one, and one in place where x can be written
+            for copy in (True, True, False if backend.writable else None):
+                direct.clear()
+                x = from_numpy(xp, table.copy())
+                updates = from_numpy(xp, y.astype(np.float32).reshape(*rows.shape, 3))
+                got = getattr(indexops.at(x)[from_numpy(xp, rows)], method)(updates, copy=copy)
+                assert_same(got, expected)
+                assert (got is x) == (copy is False)
+                if copy is not False:
+                    assert_same(x, table)
+                assert bool(direct) == (by_the_writer and method != "divide"), (method, rows)
+
+
+@pytest.mark.backends(lambda backend: backend.values_on_host)
+def test_repeated_updates_of_rows_in_range_keep_every_check(xp, backend):
+    """The repeat path of rows in range checks what the first call checks, before
+    anything is written: the dtype of x for the method, the scatter's combiner, y's shape
+    and dtype, copy=False on an array that cannot be written."""
+    rows = from_numpy(xp, np.array([2, 0]))
+    complex_x = from_numpy(xp, np.ones((3, 2), np.complex128))
+    indexops.at(complex_x)[rows].add(1.0)
+    boolean = from_numpy(xp, np.zeros((3, 2), bool))
+    indexops.at(boolean)[rows].set(True)
+    x = from_numpy(xp, np.ones((3, 2)))
+    indexops.at(x)[rows].set(2.0)
+    for _ in range(2):
+        with pytest.raises(indexops.IndexOpsTypeError, match="update_computation='min'"):
+            indexops.at(complex_x)[rows].min(1.0)
+        with pytest.raises(indexops.IndexOpsTypeError, match=r"x\.dtype"):
+            indexops.at(boolean)[rows].add(True)
+        with pytest.raises(indexops.IndexOpsValueError, match=r"y\.shape"):
+            indexops.at(x)[rows].set(from_numpy(xp, np.ones((3, 2))))
+        with pytest.raises(indexops.IndexOpsTypeError, match=r"y\.dtype"):
+            indexops.at(x)[rows].set(from_numpy(xp, np.ones((2, 2), np.complex64)))
+    assert_same(complex_x, np.ones((3, 2), np.complex128))
+    if not backend.writable:
+        for _ in range(2):
+            with pytest.raises(indexops.IndexOpsValueError, match="copy"):
+                indexops.at(x)[rows].add(1.0, copy=False)
+    assert_same(x, np.ones((3, 2)))

@@ -86,8 +86,14 @@ ROUTES = {
         "take along axis", "zeros found in the result",
     ),
     # where numba is installed
-    "numpy kernels": ("compiled rows", "compiled element gather", "compiled on threads"),
-    "torch kernels": ("compiled rows", "compiled element gather", "compiled on threads"),
+    "numpy kernels": (
+        "compiled rows", "compiled element gather", "compiled on threads",
+        "compiled index tuples", "compiled element scatter",
+    ),
+    "torch kernels": (
+        "compiled rows", "compiled element gather", "compiled on threads",
+        "compiled index tuples", "compiled element scatter",
+    ),
     "torch": (
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
@@ -265,6 +271,8 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
     for name, route in (
         ("apply_rows", "compiled rows"),
         ("take_along_axis", "compiled element gather"),
+        ("scatter_tuples", "compiled index tuples"),
+        ("scatter_along_axis", "compiled element scatter"),
     ):
         run = getattr(compiled, name)
 
@@ -312,8 +320,10 @@ def broken_promises(
 ) -> None:
     """Each op with ``mode="promise_in_bounds"`` (or its own bad input) and bad ``rows``."""
     import indexops
+    from indexops import onnx
 
     x, r, u, flat = convert(table), convert(rows), convert(updates), convert(rows[:, 0])
+    pairs = convert(np.concatenate([rows[::-1], rows], axis=1))  # (row, column) tuples
     width = table.shape[1]
     calls = {
         **{
@@ -329,6 +339,10 @@ def broken_promises(
             for mode in ("promise_in_bounds", "clip")
         },
         **element_calls(convert, table, rows, updates),
+        # ONNX's ScatterND: its own check names the first index outside (negatives wrap);
+        # one loop for every combiner in the kernels: two of them (each compiles)
+        "onnx scatter_nd": lambda: onnx.scatter_nd(x, r, u),
+        "onnx scatter_nd pairs": lambda: onnx.scatter_nd(x, pairs, u[:, 0], reduction="add"),
         "at get": lambda: indexops.at(x)[flat].get(mode="promise_in_bounds"),
         "at add": lambda: indexops.at(x)[flat].add(1, mode="promise_in_bounds", copy=False),
         "at set": lambda: indexops.at(x)[flat].set(u, mode="promise_in_bounds"),
@@ -337,7 +351,7 @@ def broken_promises(
             f"at {method} kept": lambda method=method: [
                 getattr(indexops.at(x)[flat], method)(u, mode="promise_in_bounds") for _ in range(2)
             ]
-            for method in ("max", "multiply")
+            for method in ("set", "add", "max", "multiply")
         },
         "at get kept": lambda: [
             indexops.at(x)[flat].get(mode="promise_in_bounds") for _ in range(2)
@@ -375,7 +389,10 @@ def element_calls(convert: Callable, table: Any, rows: Any, updates: Any) -> dic
     # NumPy's take_along_axis idiom, an element gather or scatter by a batching dim
     counting = convert(np.arange(n)[:, None])
     idiom = indexops.at(x)[counting, indices[..., 0]]
-    gathers["at idiom get"] = lambda: idiom.get(mode="promise_in_bounds")
+    gathers |= {  # negative indices counted from the end in the loop, then the mode
+        f"at idiom get {mode}": lambda mode=mode: idiom.get(mode=mode)
+        for mode in ("promise_in_bounds", "clip", "fill")
+    }
     gathers["at idiom add"] = lambda: idiom.add(values, mode="promise_in_bounds")
     gathers["at idiom set"] = lambda: idiom.set(values, mode="promise_in_bounds")
     scatter = functools.partial(indexops.scatter, x, indices, values, **ELEMENT_SCATTER)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -312,6 +313,15 @@ def test_at_methods_and_options_never_share_a_core_executor(monkeypatch):
     call gives its own result, first or repeated, in any order and from many threads."""
     monkeypatch.setattr(_calls, "_EXECUTORS", {})
     calls = _by_option(np.array([1, 9, -2, 3, -7]))
+    assert _wrong_from_threads(calls) == [[]] * 4
+    (lowering,) = _at_entries()
+    # get: clip and fill (drop is fill); set and add: drop and clip; multiply, max, min
+    assert len(lowering.core) == 9
+
+
+def _wrong_from_threads(calls: dict[str, tuple[Any, np.ndarray]]) -> list[list[str]]:
+    """Per thread of 4, the calls that did not give their result, each made twice in an
+    order of the thread's own."""
     start = threading.Barrier(4)
 
     def work(seed: int) -> list[str]:
@@ -320,10 +330,19 @@ def test_at_methods_and_options_never_share_a_core_executor(monkeypatch):
         return [name for name in order * 2 if not np.array_equal(calls[name][0](), calls[name][1])]
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-        assert list(pool.map(work, range(4))) == [[]] * 4
+        return list(pool.map(work, range(4)))
+
+
+def test_at_methods_on_rows_in_range_never_share_a_row_writer(monkeypatch):
+    """Updates at int64 rows in range, repeated, go to the row writer of their combiner
+    (one per combiner and signature): each call gives its own result, first or repeated,
+    in any order and from many threads."""
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    calls = _by_option(np.array([1, 4, 5, 1, 0]))  # in range; row 1 twice
+    assert _wrong_from_threads(calls) == [[]] * 4
     (lowering,) = _at_entries()
-    # get: clip and fill (drop is fill); set and add: drop and clip; multiply, max, min
-    assert len(lowering.core) == 9
+    writers = {key[1] for key in lowering.core if key[0] == "rows"}  # type: ignore[attr-defined]
+    assert writers == {None, "add", "mul", "max", "min"}
 
 
 @pytest.mark.backends("array_api_strict")

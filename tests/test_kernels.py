@@ -53,7 +53,7 @@ def ran(monkeypatch):
     that returns ``None`` declined the arrays)."""
     monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
     calls: list[str] = []
-    for name in ("apply_rows", "take_along_axis"):
+    for name in ("apply_rows", "take_along_axis", "scatter_tuples", "scatter_along_axis"):
         run = getattr(kernels, name)
 
         def spy(*args, run=run, name=name, **kwargs):
@@ -204,6 +204,155 @@ def test_onnx_gather_elements_wraps_and_checks_in_one_pass(ran, index_dtype):
         onnx.gather_elements(data, indices, axis=1)
 
 
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "min", "max"])
+def test_onnx_scatter_nd_wraps_checks_and_writes_in_one_pass(ran, reduction):
+    """ScatterND hands its raw index tuples to one loop over a copy of ``data``: negative
+    components count from the end, duplicates apply in order (bit for bit the generic
+    path; the transcription's min and max are Python's), updates that view ``data`` are
+    read as they were; the first index outside is the named error, ``data`` untouched."""
+    rng = np.random.default_rng(16)
+    data = values_of(rng, (5, 4, 3), "float64")
+    original = data.copy()
+    indices = np.stack([rng.integers(-5, 5, (6, 7)), rng.integers(-4, 4, (6, 7))], axis=-1)
+    updates = values_of(rng, (6, 7, 3), "float64")
+    for values in (updates, np.broadcast_to(data[0, :1], (6, 7, 3))):  # the latter views data
+        with np.errstate(all="ignore"):
+            result = onnx.scatter_nd(data, indices, values, reduction=reduction)
+            with generic_only():
+                expected = onnx.scatter_nd(data, indices, values.copy(), reduction=reduction)
+            sequence = onnx_ops.scatter_nd(original, indices, values.copy(), reduction)
+        assert_bits_equal(result, expected)
+        if reduction not in ("min", "max"):
+            assert_bits_equal(result, sequence)
+    assert ran == ["scatter_tuples"] * 2
+    indices[2, 3, 1], indices[4, 0, 0] = 4, -6  # the first one outside is named
+    with pytest.raises(indexops.IndexOpsValueError, match=r"indices\[2, 3, 1\]=4 "):
+        onnx.scatter_nd(data, indices, updates, reduction=reduction)
+    assert_bits_equal(data, original)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "reduction", "index_dtype", "kernel"),
+    [
+        (">f8", "none", "int64", True),
+        (">f8", "none", "int32", True),
+        (">f8", "none", "uint64", False),
+        (">f8", "none", ">i2", True),
+        (">f8", "add", "int64", False),
+        ("bfloat16", "none", "int64", True),
+        ("bfloat16", "add", "int64", False),
+    ],
+)
+def test_onnx_scatter_nd_moves_bits_or_declines(ran, dtype, reduction, index_dtype, kernel):
+    """Replace moves any dtype's bits (the input's dtype and byte order kept); add on a
+    non-native byte order or an extension type has no kernel arithmetic and takes the
+    other path, as do uint64 indices (others are widened to int64)."""
+    dtype = as_dtype(dtype)
+    rng = np.random.default_rng(17)
+    data = rng.integers(-9, 9, size=(6, 2)).astype(dtype)
+    low = 0 if np.dtype(index_dtype).kind == "u" else -6
+    indices = rng.integers(low, 6, size=(9, 1)).astype(index_dtype)
+    updates = rng.integers(-9, 9, size=(9, 2)).astype(dtype)
+    result = onnx.scatter_nd(data, indices, updates, reduction=reduction)
+    expected = onnx_ops.scatter_nd(data, indices, updates, reduction)
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(wide(result), wide(expected))
+    assert ("scatter_tuples" in ran) is kernel  # (declined: the row kernel may run after)
+
+
+@pytest.mark.parametrize("how", COMBINERS)
+def test_element_scatter_kernel(ran, how):
+    """The core element scatter in one pass, every mode, in place or not: duplicates in
+    the updates' order, bit for bit the generic path (signed zeros and NaN included) and
+    the transcription (its min and max are Python's); updates that view the input
+    written in place are read as they were."""
+    rng = np.random.default_rng(18)
+    operand = values_of(rng, (6, 5), "float64")
+    for mode in ("drop", "clip", "promise_in_bounds"):
+        low, high = (0, 5) if mode == "promise_in_bounds" else (-3, 8)
+        indices = rng.integers(low, high, size=(6, 9, 1))
+        updates = values_of(rng, (6, 9), "float64")
+        for copy in (True, False):
+            target = operand.copy()
+            with np.errstate(all="ignore"):
+                result = scatter_elements(target, indices, updates, how, mode=mode, copy=copy)
+                with generic_only():
+                    expected = scatter_elements(operand.copy(), indices, updates, how, mode=mode)
+                sequence = reference.scatter(
+                    operand, indices, updates, update_computation=how, mode=mode,
+                    **ELEMENT_SCATTER,
+                )  # fmt: skip
+            assert (result is target) is not copy
+            assert_bits_equal(result, expected)
+            if how not in ("min", "max"):
+                assert_bits_equal(result, sequence)
+    target = operand.copy()  # updates that are the input's columns, written in place
+    indices = rng.integers(0, 5, size=(6, 3, 1))
+    with np.errstate(all="ignore"):
+        expected = reference.scatter(
+            target, indices, target[:, :3].copy(), update_computation=how, **ELEMENT_SCATTER
+        )
+        scatter_elements(target, indices, target[:, :3], how, copy=False)
+    assert_bits_equal(target, expected)
+    assert ran == ["scatter_along_axis"] * 7
+
+
+def scatter_elements(operand, indices, updates, how, **options):
+    return indexops.scatter(
+        operand, indices, updates, update_computation=how, **ELEMENT_SCATTER, **options
+    )
+
+
+@pytest.mark.parametrize("reduction", ["none", "add"])
+def test_onnx_scatter_elements_wraps_checks_and_writes_in_one_pass(ran, reduction):
+    """ScatterElements hands its raw indices to the element scatter's loop over a copy:
+    negative indices count from the end, duplicates in order; the first index outside
+    is the named error, ``data`` untouched. Along an axis other than the last, and
+    with indices shorter than ``data`` on another dim (its other path)."""
+    rng = np.random.default_rng(19)
+    data = rng.random((4, 5, 3))
+    original = data.copy()
+    indices = rng.integers(-5, 5, size=(4, 7, 3))
+    updates = rng.random((4, 7, 3))
+    for taken, values in ((indices, updates), (indices[:, :, :2], updates[:, :, :2])):
+        result = onnx.scatter_elements(data, taken, values, axis=1, reduction=reduction)
+        expected = onnx_ops.scatter_elements(data, taken, values, axis=1, reduction=reduction)
+        np.testing.assert_array_equal(result, expected)
+    assert ran == ["scatter_along_axis", "apply_rows"]  # (shorter: coordinates, rows)
+    indices[1, 2, 0], indices[3, 0, 0] = 5, -6  # the first one outside is named
+    with pytest.raises(indexops.IndexOpsValueError, match=r"indices\[1, 2, 0\]=5 "):
+        onnx.scatter_elements(data, indices, updates, axis=1, reduction=reduction)
+    np.testing.assert_array_equal(data, original)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "how", "index_dtype", "kernel"),
+    [
+        (">f8", None, "int64", True),
+        (">f8", "add", "int64", False),
+        ("bfloat16", None, "int64", True),
+        ("complex128", "add", "int64", False),
+        ("float64", None, "int32", True),  # (the core widens indices to int64 first)
+    ],
+)
+def test_element_scatter_kernel_moves_bits_or_declines(ran, dtype, how, index_dtype, kernel):
+    """Replace moves any dtype's bits of at most 8 bytes (dtype and byte order kept);
+    arithmetic the kernels lack and complex elements take the other paths: the
+    transcription's result either way."""
+    dtype = as_dtype(dtype)
+    rng = np.random.default_rng(20)
+    operand = rng.integers(-9, 9, size=(6, 5)).astype(dtype)
+    indices = rng.integers(-2, 7, size=(6, 4, 1)).astype(index_dtype)
+    updates = rng.integers(-9, 9, size=(6, 4)).astype(dtype)
+    result = scatter_elements(operand, indices, updates, how)
+    expected = reference.scatter(
+        operand, indices, updates, update_computation=how, **ELEMENT_SCATTER
+    )
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(wide(result), wide(expected))
+    assert ("scatter_along_axis" in ran) is kernel
+
+
 def test_in_place_updates_and_rows_that_view_the_table(ran):
     """Rows and updates that view the array written are read before the loop writes."""
     table = np.arange(40, dtype=np.int64).reshape(10, 4) % 7
@@ -261,10 +410,16 @@ def test_kernels_from_many_threads_at_once(ran):
     def call(case):
         if case is None:
             return onnx.gather_elements(cases[0][0], indices, axis=1)
+        if case == "at":  # the idiom's negative indices counted from the end in the loop
+            return indexops.at(cases[0][0])[np.arange(64)[:, None], indices].get()
+        if case == "nd":  # ScatterND's tuples counted from the end and checked in the loop
+            return onnx.scatter_nd(cases[0][0], indices[:, :1], updates[:64], reduction="add")
+        if case == "elements":
+            return onnx.scatter_elements(cases[0][0], indices, updates[:64], axis=1)
         table, rows, how = case
         return scatter_rows(table, rows, updates, how)
 
-    work = [*cases, None] * 8
+    work = [*cases, None, "at", "nd", "elements"] * 8
     serial = [call(case) for case in work]
     results = map_in_threads(call, work, threads=8)
     for got, expected in zip(results, serial):
@@ -345,6 +500,51 @@ def test_torch_onnx_gather_elements_takes_the_kernel(ran):
     result = onnx.gather_elements(torch.from_numpy(data), torch.from_numpy(indices), axis=1)
     assert type(result) is torch.Tensor and ran == ["take_along_axis"]
     np.testing.assert_array_equal(result.numpy(), onnx_ops.gather_elements(data, indices, 1))
+
+
+@TORCH
+@pytest.mark.parametrize("how", [None, "max"])
+def test_torch_element_scatter_takes_the_kernel_unless_grad_is_needed(ran, how):
+    """torch's ``scatter_``/``scatter_reduce_`` form: the kernel in place or into a new
+    tensor (NumPy's result, the input's version counted); with a tensor that requires
+    grad, torch's own ops and a gradient."""
+    import torch
+
+    rng = np.random.default_rng(8)
+    operand, updates = rng.random((5, 4)), rng.random((5, 6))
+    indices = rng.integers(0, 4, (5, 6, 1))
+    expected = reference.scatter(
+        operand, indices, updates, update_computation=how, **ELEMENT_SCATTER
+    )
+    x, i, u = (torch.from_numpy(a.copy()) for a in (operand, indices, updates))
+    version = x._version
+    result = scatter_elements(x, i, u, how, copy=False)
+    assert result is x and x._version > version and ran == ["scatter_along_axis"]
+    np.testing.assert_array_equal(x.numpy(), expected)
+    ran.clear()
+    leaf = torch.from_numpy(operand.copy()).requires_grad_()
+    scatter_elements(leaf, i, u, how).sum().backward()
+    assert ran == [] and leaf.grad is not None
+
+
+@TORCH
+def test_torch_onnx_scatter_nd_takes_the_kernel(ran):
+    """A new tensor, the input untouched; with autograd recorded, the other path."""
+    import torch
+
+    rng = np.random.default_rng(7)
+    data, indices, updates = rng.random((5, 3)), rng.integers(-5, 5, (8, 1)), rng.random((8, 3))
+    tensors = [torch.from_numpy(a) for a in (data, indices, updates)]
+    result = onnx.scatter_nd(*tensors, reduction="add")
+    assert type(result) is torch.Tensor and ran == ["scatter_tuples"]
+    np.testing.assert_array_equal(
+        result.numpy(), onnx_ops.scatter_nd(data, indices, updates, "add")
+    )
+    np.testing.assert_array_equal(tensors[0].numpy(), data)
+    ran.clear()
+    leaf = tensors[0].clone().requires_grad_()
+    onnx.scatter_nd(leaf, tensors[1], tensors[2], reduction="add").sum().backward()
+    assert "scatter_tuples" not in ran and leaf.grad is not None
 
 
 @TORCH
@@ -434,7 +634,7 @@ def columns(monkeypatch):
     seen: list[int] = []
     make = at_module.start_indices
 
-    def spy(*args):
+    def spy(*args):  # (from_end included: positional)
         starts, in_range = make(*args)
         seen.append(starts.shape[-1])
         return starts, in_range
@@ -465,6 +665,37 @@ def test_at_take_along_idiom_reaches_the_element_gather_kernel(ran, columns, mod
         np.testing.assert_array_equal(wide(result), wide(x[np.arange(6)[:, None], idx]))
 
 
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+def test_at_take_along_idiom_counts_negative_indices_in_the_loop(ran, monkeypatch, mode):
+    """Negative indices of the idiom reach the element gather's loop as they are, which
+    counts them from the end (no pass over them before it); where the kernel declines
+    the elements (complex128: wider than its 8 bytes) one ``where`` counts them first.
+    NumPy's result both ways, and the reference's for indices outside ``[-n, n)``."""
+    options: list[bool] = []
+    spied = kernels.take_along_axis
+
+    def spy(*args, **kwargs):
+        options.append(kwargs["wrap"])
+        return spied(*args, **kwargs)
+
+    monkeypatch.setattr(kernels, "take_along_axis", spy)
+    rng = np.random.default_rng(15)
+    rows = np.arange(6)[:, None]
+    low, high = (-5, 5) if mode == "promise_in_bounds" else (-8, 9)
+    idx = rng.integers(low, high, size=(6, 7))
+    wrapped = np.where(idx < 0, idx + 5, idx)[..., None]
+    for dtype in ("int64", "complex128"):
+        x = rng.integers(-9, 9, size=(6, 5)).astype(dtype)
+        result = indexops.at(x)[rows, idx].get(mode=mode, fill_value=-1)
+        expected = gather_reference.gather(x, wrapped, **ELEMENT_GATHER, mode=mode, fill_value=-1)
+        assert result.dtype == x.dtype
+        np.testing.assert_array_equal(result, expected)
+        if mode == "promise_in_bounds":
+            np.testing.assert_array_equal(result, x[rows, idx])
+    # each dtype's first call is the loop that counts from the end (complex128's declines)
+    assert options[:2] == [True, True] and ran == ["take_along_axis"]
+
+
 @pytest.mark.parametrize("how", ["set", "add", "max"])
 def test_at_take_along_idiom_writes_by_a_batching_dim(ran, columns, how):
     """``.set``, ``.add`` and ``.max`` through the idiom (rows of another integer
@@ -486,7 +717,41 @@ def test_at_take_along_idiom_writes_by_a_batching_dim(ran, columns, how):
         result = getattr(indexops.at(target)[rows, idx], how)(aliased, copy=copy)
         np.testing.assert_array_equal(result, expected)
         assert (result is target) is not copy
-    assert columns == [1, 1] and ran == ["apply_rows"] * 2
+    assert columns == [1, 1] and ran == ["scatter_along_axis"] * 2
+
+
+@pytest.mark.parametrize("how", ["set", "add", "max"])
+def test_at_take_along_idiom_writes_count_negative_indices_in_the_loop(ran, monkeypatch, how):
+    """The idiom's writes hand negative indices to the element scatter's loop as they
+    are, which counts them from the end, then drops or clips those still outside;
+    where the kernel declines (complex128 elements) one ``where`` counts them first. The
+    reference scatter's result at the wrapped indices either way."""
+    options: list[bool] = []
+    spied = kernels.scatter_along_axis
+
+    def spy(*args, **kwargs):
+        options.append(kwargs["wrap"])
+        return spied(*args, **kwargs)
+
+    monkeypatch.setattr(kernels, "scatter_along_axis", spy)
+    rng = np.random.default_rng(21)
+    rows = np.arange(6)[:, None]
+    idx = rng.integers(-8, 9, size=(6, 7))
+    wrapped = np.where(idx < 0, idx + 5, idx)[..., None]
+    computation = {"set": None, "add": "add", "max": "max"}[how]
+    dtypes = ("float64", "complex128") if how != "max" else ("float64",)
+    for dtype in dtypes:
+        x = rng.integers(-9, 9, size=(6, 5)).astype(dtype)
+        y = rng.integers(-9, 9, size=(6, 7)).astype(dtype)
+        for mode in ("drop", "clip"):
+            result = getattr(indexops.at(x)[rows, idx], how)(y, mode=mode)
+            expected = reference.scatter(
+                x, wrapped, y, update_computation=computation, mode=mode, **ELEMENT_SCATTER
+            )
+            assert result.dtype == x.dtype
+            np.testing.assert_array_equal(result, expected)
+    # (complex128's other path writes rows, as complex numbers as pairs of floats)
+    assert set(options) == {True} and ran[:2] == ["scatter_along_axis"] * 2
 
 
 @pytest.mark.parametrize(

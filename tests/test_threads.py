@@ -46,6 +46,17 @@ def calls(make):
     # one index array on the rows: the core's executor kept by at's lowering
     out["at rows get fill"] = lambda: indexops.at(make(table))[make(rows - 8)].get(mode="fill")
     out["at rows set"] = lambda: indexops.at(make(table))[make(rows)].set(make(floats[:, :8]))
+    # int64 rows in range: repeated calls go straight to the core's row writer
+    small, few = rng.random((16, 8)), rng.permutation(16)[:8]  # distinct rows, a list's worth
+    out["at few rows max in place"] = lambda: indexops.at(make(small))[make(few)].max(
+        make(floats[:8, :8]), copy=False
+    )
+    out["at few rows set of x itself"] = lambda: (
+        lambda x: indexops.at(x)[make(few)].set(x[8:], copy=None)
+    )(make(small))
+    out["at rows add in place"] = lambda: indexops.at(make(table))[make(rows)].add(
+        make(floats[:, :8]), copy=False
+    )
     columns = rng.integers(-1, 9, (512, 6, 1))  # some outside: clipped, or dropped
     elements = {"offset_dims": (), "collapsed_slice_dims": (1,), "slice_sizes": (1, 1)}
     out["element gather"] = lambda: indexops.gather(

@@ -41,6 +41,7 @@ from ._ops.slice_scatter import slice_scatter as _slice_scatter
 from ._plan.cache import static_cache
 from ._typing import Array
 from ._validate.arguments import as_int, check_integer_array, index_ints
+from ._validate.combiners import Named
 
 __all__ = [
     "gather",
@@ -435,6 +436,26 @@ def _scattered(
     """One :func:`indexops.scatter` of ``lowering`` at the checked, wrapped ``indices``."""
     if reduction not in REDUCTIONS:
         raise value_error(op, "reduction", reduction, f"one of {REDUCTIONS}")
+    if (
+        lowering.sizes
+        and not lowering.coordinates
+        and backend.values_on_host(indices)
+        and backend.may_compile(data, math.prod(updates.shape))
+    ):  # one pass over a copy that wraps, checks and writes, where the backend has one
+        how = None if reduction == "none" else Named(reduction)
+        done = (
+            backend.scatter_tuples_from_end(data, indices, updates, how)
+            if vector
+            else backend.scatter_along_axis_in_order(
+                data, lowering.dims[0], indices, updates, how, wrap=True, outside="stop", copy=True
+            )
+        )
+        if done is not None:
+            result, bad = done
+            if bad >= 0:
+                value = int(backend.to_numpy(indices).reshape(-1)[bad])
+                raise _index_error(op, tuple(indices.shape), lowering, vector, bad, value)
+            return result
     starts, checked = _starts(op, backend, indices, lowering, vector)
     mode = "promise_in_bounds" if checked else "drop"
     combiner = None if reduction == "none" else reduction

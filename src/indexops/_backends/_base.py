@@ -67,6 +67,8 @@ class Backend:
     # element plans read through it instead of rows of one element
     gathers_elements = False
     scatters_elements = False  # combine_along_axis likewise, for element scatters
+    # whether scatter_along_axis_in_order may take an element scatter (it says per call)
+    scatters_elements_in_order = False
 
     def __init__(self, xp: ModuleType) -> None:
         self.xp = xp
@@ -352,6 +354,59 @@ class Backend:
         if not hasattr(fill, "shape"):
             fill = self.full((), fill, x.dtype, x)
         return self.where((indices >= 0) & (indices < n), taken, fill)
+
+    def take_along_axis_from_end(
+        self, x: Array, indices: Array, axis: int, outside: str, fill: Any = None
+    ) -> Array | None:
+        """NumPy's element read in one pass: a negative entry of ``indices`` counts from
+        the end of ``axis`` first, then an entry still outside ``[0, x.shape[axis])`` is
+        clipped (``outside="clip"``, :meth:`take_along_axis_clipped`), read as ``fill``
+        (``"fill"``, :meth:`take_along_axis_filled`) or raises :class:`IndexError`
+        (``"stop"``, :meth:`take_along_axis`: a broken promise). ``None`` where the
+        backend has no such pass (the caller counts the negative entries from the end
+        with array operations first). Here: ``None``."""
+        return None
+
+    def may_compile(self, x: Array, elements: int) -> bool:
+        """Whether a compiled kernel may take work of ``elements`` elements on ``x``: a
+        cheap look before the work that asking for one needs. Here: False."""
+        return False
+
+    def scatter_along_axis_in_order(
+        self,
+        x: Array,
+        axis: int,
+        indices: Array,
+        values: Array,
+        how: Named | None,
+        *,
+        wrap: bool,
+        outside: str,
+        copy: bool,
+    ) -> tuple[Array, int] | None:
+        """The element scatter in one pass, for arrays whose values are on the host
+        (arguments as :meth:`combine_along_axis`): ``values`` combined into ``x``, or
+        into a copy where ``copy``, in their row-major order (replace where ``how`` is
+        ``None``: the last write wins); a negative index counting from the end first
+        where ``wrap``; then an index outside is clipped (``outside="clip"``), dropped
+        (``"drop"``) or stops the loop (``"stop"``: the result is unspecified, the
+        caller raises). Returns the array written and the flat position in ``indices``
+        of the first index that stopped the loop, or -1; ``None`` where the backend has
+        no such pass for these arrays (nothing was written). Here: ``None``."""
+        return None
+
+    def scatter_tuples_from_end(
+        self, data: Array, indices: Array, updates: Array, how: Named | None
+    ) -> tuple[Array, int] | None:
+        """ONNX's ScatterND in one pass, for ``indices`` whose values are on the host: a
+        new array, ``data`` with ``updates`` applied in their order at the index tuples
+        of ``indices``' last dim (a negative component counting from the end; replace
+        where ``how`` is ``None``, the last write winning); with the flat position in
+        ``indices`` of the first component outside ``[-n, n)``, or -1 (the result is
+        then unspecified: the caller raises). ``data`` is never written. ``None`` where
+        the backend has no such pass (the caller wraps and checks with array
+        operations). Here: ``None``."""
+        return None
 
     def take_along_axis_wrapped(
         self, x: Array, indices: Array, axis: int

@@ -194,6 +194,19 @@ class HostKernels(NativeScatter):
         taken = self._compiled_take(x, indices, axis, wrap=False, outside="stop")
         if taken is None:
             return self.take_along_axis_natively(x, indices, axis)
+        return self._inside(taken, x, indices, axis)
+
+    def take_along_axis_from_end(
+        self, x: Array, indices: Array, axis: int, outside: str, fill: Any = None
+    ) -> Array | None:
+        """The compiled kernel, which counts negative indices from the end as it reads,
+        where it runs."""
+        taken = self._compiled_take(x, indices, axis, wrap=True, outside=outside, fill=fill)
+        return None if taken is None else self._inside(taken, x, indices, axis)
+
+    def _inside(self, taken: tuple[Array, int], x: Array, indices: Array, axis: int) -> Array:
+        """The result of a compiled element gather, or NumPy's :class:`IndexError` for
+        the first index it found outside its dim."""
         result, bad = taken
         if bad >= 0:
             value = self.to_numpy(indices).reshape(-1)[bad]
@@ -219,10 +232,56 @@ class HostKernels(NativeScatter):
     ) -> tuple[Array, int] | None:
         return self._compiled_take(x, indices, axis, wrap=True, outside="stop")
 
+    scatters_elements_in_order = True
+
+    def may_compile(self, x: Array, elements: int) -> bool:
+        """Whether the work is large enough for the kernels, ``x``'s values are on the host
+        and numba imports (the size first: no import for small work)."""
+        return elements >= KERNEL_MIN_ELEMENTS and self.values_on_host(x) and kernels() is not None
+
+    def scatter_along_axis_in_order(
+        self,
+        x: Array,
+        axis: int,
+        indices: Array,
+        values: Array,
+        how: Named | None,
+        *,
+        wrap: bool,
+        outside: str,
+        copy: bool,
+    ) -> tuple[Array, int] | None:
+        """The compiled kernel, where it runs."""
+        arrays = self.host_arrays(x, indices, values)  # first: no kernel lookup when traced
+        compiled = None if arrays is None else kernels_for(math.prod(values.shape))
+        if compiled is None or arrays is None:
+            return None
+        done = compiled.scatter_along_axis(
+            arrays[0], arrays[1], arrays[2], axis, how, wrap=wrap, outside=outside, copy=copy
+        )
+        if done is None:
+            return None
+        if not copy:
+            self.written_on_host(x)
+            return x, done[1]
+        return self.from_host(done[0]), done[1]
+
+    def scatter_tuples_from_end(
+        self, data: Array, indices: Array, updates: Array, how: Named | None
+    ) -> tuple[Array, int] | None:
+        """The compiled kernel, which writes a copy of ``data`` and counts negative
+        indices from the end and checks them as it writes, where it runs."""
+        arrays = self.host_arrays(data, indices, updates)  # first: no kernel lookup when traced
+        compiled = None if arrays is None else kernels_for(math.prod(updates.shape))
+        done = None if compiled is None or arrays is None else compiled.scatter_tuples(*arrays, how)
+        return None if done is None else (self.from_host(done[0]), done[1])
+
     def apply_rows_in_order(
         self, table: Array, rows: Array, values: Array, how: Named | None
     ) -> Array | None:
         """The compiled kernel, where it runs."""
+        if rows.shape[0] * table.shape[1] < KERNEL_MIN_ELEMENTS:  # no host views made
+            return None
         arrays = self.host_arrays(table, rows, values)  # first: no kernel lookup when traced
         compiled = None if arrays is None else kernels_for(rows.shape[0] * table.shape[1])
         if compiled is None or arrays is None or compiled.apply_rows(*arrays, how) is None:

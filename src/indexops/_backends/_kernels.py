@@ -134,9 +134,68 @@ _ROW_KERNELS = {
     Named.MAX: _maximum_rows,
 }
 
+
+@_inline
+def _tuples_loop(table: Array, indices: Array, dims: Array, values: Array, combine: Any) -> int:
+    """``table[row] = combine(table[row], values[k])`` for each ``k`` in order, ``row``
+    the row-major number of the index tuple ``indices[k]`` into ``dims``, each component
+    counted from the end where negative (ONNX's ScatterND); the flat position in
+    ``indices`` of the first component still outside its dim stops the loop."""
+    depth = indices.shape[1]
+    width = table.shape[1]
+    for k in range(indices.shape[0]):
+        row = 0
+        for c in range(depth):
+            n = dims[c]
+            i = np.int64(indices[k, c])
+            i += n & (i >> 63)  # branch-free: n where the sign bit is set (see _position)
+            if np.uint64(i) >= np.uint64(n):
+                return k * depth + c
+            row = row * n + i
+        if width == 1:
+            table[row, 0] = combine(table[row, 0], values[k, 0])
+            continue
+        for j in range(width):
+            table[row, j] = combine(table[row, j], values[k, j])
+    return -1
+
+
+@_kernel
+def _replace_tuples(table: Array, indices: Array, dims: Array, values: Array) -> int:
+    return _tuples_loop(table, indices, dims, values, _replace)
+
+
+@_kernel
+def _add_tuples(table: Array, indices: Array, dims: Array, values: Array) -> int:
+    return _tuples_loop(table, indices, dims, values, _add)
+
+
+@_kernel
+def _multiply_tuples(table: Array, indices: Array, dims: Array, values: Array) -> int:
+    return _tuples_loop(table, indices, dims, values, _multiply)
+
+
+@_kernel
+def _minimum_tuples(table: Array, indices: Array, dims: Array, values: Array) -> int:
+    return _tuples_loop(table, indices, dims, values, _minimum)
+
+
+@_kernel
+def _maximum_tuples(table: Array, indices: Array, dims: Array, values: Array) -> int:
+    return _tuples_loop(table, indices, dims, values, _maximum)
+
+
+_TUPLE_KERNELS = {
+    None: _replace_tuples,
+    Named.ADD: _add_tuples,
+    Named.MUL: _multiply_tuples,
+    Named.MIN: _minimum_tuples,
+    Named.MAX: _maximum_tuples,
+}
+
 # what an element gather does with an index outside its dim
 CLIP, FILL, STOP = 0, 1, 2
-_OUTSIDE = {"clip": CLIP, "fill": FILL, "stop": STOP}
+_OUTSIDE = {"clip": CLIP, "fill": FILL, "stop": STOP, "drop": FILL}  # (a write skips)
 
 
 @_inline
@@ -195,6 +254,72 @@ def _take_along(
     return -1
 
 
+@_inline
+def _along_loop(
+    x: Array, indices: Array, values: Array, wrap: bool, outside: int, combine: Any
+) -> int:
+    """``x[a, indices[a, j, b], b] = combine(that, values[a, j, b])`` for each ``(a, j,
+    b)`` in row-major order (so repeated targets, which differ in ``j`` only, apply in
+    the updates' order); a negative index counts from the end where ``wrap``; an index
+    still outside is clipped, skipped (``outside`` is ``FILL``: nothing to fill, the
+    update is dropped) or stops the loop, as in :func:`_take_along`."""
+    outer, n, inner = x.shape
+    count = indices.shape[1]
+    shift = n if wrap else 0
+    if inner == 1:
+        for a in range(outer):
+            for j in range(count):
+                k = _position(indices[a, j, 0], n, shift, outside)
+                if k >= 0:
+                    x[a, k, 0] = combine(x[a, k, 0], values[a, j, 0])
+                elif k == -2:
+                    return a * count + j
+        return -1
+    for a in range(outer):
+        for j in range(count):
+            for b in range(inner):
+                k = _position(indices[a, j, b], n, shift, outside)
+                if k >= 0:
+                    x[a, k, b] = combine(x[a, k, b], values[a, j, b])
+                elif k == -2:
+                    return (a * count + j) * inner + b
+    return -1
+
+
+@_kernel
+def _replace_along(x: Array, indices: Array, values: Array, wrap: bool, outside: int) -> int:
+    return _along_loop(x, indices, values, wrap, outside, _replace)
+
+
+@_kernel
+def _add_along(x: Array, indices: Array, values: Array, wrap: bool, outside: int) -> int:
+    return _along_loop(x, indices, values, wrap, outside, _add)
+
+
+@_kernel
+def _multiply_along(x: Array, indices: Array, values: Array, wrap: bool, outside: int) -> int:
+    return _along_loop(x, indices, values, wrap, outside, _multiply)
+
+
+@_kernel
+def _minimum_along(x: Array, indices: Array, values: Array, wrap: bool, outside: int) -> int:
+    return _along_loop(x, indices, values, wrap, outside, _minimum)
+
+
+@_kernel
+def _maximum_along(x: Array, indices: Array, values: Array, wrap: bool, outside: int) -> int:
+    return _along_loop(x, indices, values, wrap, outside, _maximum)
+
+
+_ALONG_KERNELS = {
+    None: _replace_along,
+    Named.ADD: _add_along,
+    Named.MUL: _multiply_along,
+    Named.MIN: _minimum_along,
+    Named.MAX: _maximum_along,
+}
+
+
 # -- what the kernels run on: dtypes seen as the types numba computes in -----------------------
 
 _UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
@@ -233,6 +358,16 @@ def _arithmetic_type(dtype: np.dtype, how: Named | None) -> np.dtype | None:
     return _COMPLEX_PARTS.get(dtype) if how is Named.ADD else None
 
 
+def _int64(indices: Array) -> Array | None:
+    """Integer ``indices`` as int64 (one signature of each kernel for every index
+    dtype: a copy of narrower ones), or ``None`` for uint64, whose values above int64's
+    range the library saturates instead."""
+    kind, size = indices.dtype.kind, indices.dtype.itemsize
+    if kind not in "iu" or (kind, size) == ("u", 8):
+        return None
+    return indices if indices.dtype == _INDEX_TYPES[0] else indices.astype(np.int64)
+
+
 def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> Array | None:
     """Apply ``values[k]`` to row ``rows[k]`` of the 2-D ``table`` in place, in the order
     of ``k`` (replace where ``how`` is ``None``: the last write wins), and return
@@ -263,6 +398,80 @@ def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> A
             f"index {rows[bad]} is out of bounds for axis 0 with size {table.shape[0]}"
         )
     return table
+
+
+def scatter_tuples(
+    data: Array, indices: Array, values: Array, how: Named | None
+) -> tuple[Array, int] | None:
+    """ONNX's ScatterND in one pass: a copy of ``data`` with ``values`` applied at the
+    index tuples of ``indices``' last dim (into ``data``'s leading dims, a negative
+    component counting from the end) in their order (replace where ``how`` is ``None``:
+    the last write wins), and the flat position in ``indices`` of the first component
+    outside ``[-n, n)``, or -1. The loop stops there, with the copy half written: the
+    caller drops it (``data`` is never written). ``None`` where no kernel takes these
+    arrays (as :func:`apply_rows`; uint64 indices)."""
+    kind = _arithmetic_type(data.dtype, how)
+    indices = _int64(indices)
+    if kind is None or values.dtype != data.dtype or indices is None:
+        return None
+    depth = indices.shape[-1]
+    count = math.prod(indices.shape[:-1])
+    rows, width = math.prod(data.shape[:depth]), math.prod(data.shape[depth:])
+    out = np.array(data, order="C", copy=True)
+    indices, values = (
+        a if a.flags.writeable else np.array(a, copy=True)  # read-only: another type to numba
+        for a in (indices, values)
+    )
+    bad = _TUPLE_KERNELS[how](
+        out.reshape(rows, width).view(kind),
+        np.ascontiguousarray(indices).reshape(count, depth),
+        np.array(data.shape[:depth], dtype=np.int64),
+        np.ascontiguousarray(values).reshape(count, width).view(kind),
+    )
+    return out, int(bad)
+
+
+def scatter_along_axis(
+    x: Array,
+    indices: Array,
+    values: Array,
+    axis: int,
+    how: Named | None,
+    *,
+    wrap: bool,
+    outside: str,
+    copy: bool,
+) -> tuple[Array, int] | None:
+    """The element scatter (ScatterElements, ``scatter_reduce_``'s form) in one pass:
+    ``values`` combined into ``x`` (a copy where ``copy``, else ``x`` in place) at
+    ``indices`` along ``axis`` (both have ``x``'s other dims), in their row-major order
+    (replace where ``how`` is ``None``: the last write wins); and the flat position of
+    the first index outside its dim, or -1. ``wrap``: negative indices count from the
+    end first; then an index outside is clipped (``outside`` is ``"clip"``), dropped
+    (``"drop"``) or stops the loop (``"stop"``; what it wrote before stays written).
+    ``None`` where no kernel takes these arrays (as :func:`apply_rows`, and complex
+    numbers, uint64 indices, ``x`` not C-contiguous in place)."""
+    kind = _arithmetic_type(x.dtype, how)
+    if kind is None or kind.itemsize != x.dtype.itemsize or values.dtype != x.dtype:
+        return None  # (complex numbers as pairs of floats: no element of their own)
+    indices = _int64(indices)
+    if indices is None or not (copy or x.flags.c_contiguous):
+        return None
+    out = np.array(x, order="C", copy=True) if copy else x
+    indices, values = (
+        a if a.flags.writeable and not np.may_share_memory(out, a) else np.array(a, copy=True)
+        for a in (indices, values)
+    )
+    outer, inner = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1 :])
+    shape = (outer, indices.shape[axis], inner)
+    bad = _ALONG_KERNELS[how](
+        out.view(kind).reshape(outer, x.shape[axis], inner),
+        np.ascontiguousarray(indices).reshape(shape),
+        np.ascontiguousarray(values).view(kind).reshape(shape),
+        wrap,
+        _OUTSIDE[outside],
+    )
+    return out, int(bad)
 
 
 def take_along_axis(

@@ -14,6 +14,12 @@ from .._plan.windows import WindowPlan
 from .._typing import Array
 
 
+def counted_from_end(backend: Backend, indices: Array, size: int) -> Array:
+    """``indices`` into a dim of ``size`` with each negative entry counted from its end
+    (NumPy's indexing: ``size`` added)."""
+    return backend.where(indices < 0, indices + size, indices)
+
+
 def to_index(backend: Backend, x: Array) -> Array:
     """Integer ``x`` in the index dtype; unsigned values above its range saturate at its
     maximum instead of wrapping to negatives."""

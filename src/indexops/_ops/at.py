@@ -17,7 +17,9 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from .._backends import Backend, backend_for, is_array
+from .._backends._host import LIST_ENTRIES, list_in_range
 from .._errors import type_error, value_error
+from .._execute.writes import write_rows
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, kept_in, signature
 from .._typing import Array
@@ -35,7 +37,7 @@ from .numpy_index import (
     start_indices,
     with_batching,
 )
-from .scatter import scatter, scatter_executor
+from .scatter import combiner_for, scatter, scatter_executor
 
 OP = "at"
 
@@ -242,7 +244,11 @@ class At:
     def __getitem__(self, idx: Any) -> At:
         if self._idx is not _NO_INDEX:
             raise type_error(OP, "idx", "a second index", "one index: at(x)[idx] or at(x, idx)")
-        return At(self._x, idx)
+        if type(idx) is not tuple and isinstance(idx, tuple):
+            return At(self._x, idx)
+        indexed = At.__new__(At)  # x is as __init__ made it: one check less per call
+        indexed._x, indexed._idx = self._x, idx
+        return indexed
 
     def __repr__(self) -> str:
         return f"at({type(self._x).__name__} of shape {tuple(self._x.shape)}, {self._idx!r})"
@@ -299,14 +305,15 @@ class At:
             rows = _read_rows(backend, lowering.last_row, x, self._idx)
             if rows is not None:
                 return rows
-        starts, in_range, plan = lowering(x, self._idx)
+        starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=True)
         if in_range and gather_mode is GatherMode.CLIP:  # checked here: nothing to clip
             gather_mode = GatherMode.PROMISE_IN_BOUNDS
         if lowering.keeps_core:  # at's signature pins the gather's: skip it
+            attributes = plan.gather_attributes
             run = kept_in(
                 lowering.core,
-                (gather_mode, plan.batching_pairs),
-                lambda: gather_executor(x, starts, plan.gather_attributes, gather_mode),
+                (gather_mode, plan.batching_pairs, from_end),
+                lambda: gather_executor(x, starts, attributes, gather_mode, from_end),
             )
             return run(x, starts, fill_value)
         return gather(
@@ -568,8 +575,9 @@ class At:
         """One scatter for the update ``method`` (see :data:`_UPDATES`); ``f`` for apply."""
         op, update = f"at.{method}", _UPDATES[method]
         x = self._x
-        default = ScatterMode.DROP  # JAX's default for updates
-        scatter_mode = ScatterMode.parse(op, default if mode is None else mode, jax_names=True)
+        scatter_mode = (  # JAX's default for updates: drop
+            ScatterMode.DROP if mode is None else ScatterMode.parse(op, mode, jax_names=True)
+        )
         lowering = self._lowered(op, y)
         backend, plan = lowering.backend, lowering.plan
         kinds = update.kinds
@@ -586,6 +594,16 @@ class At:
             computation = backend.elementwise(_XP_COMBINERS[computation])
         elif f is not None:  # checked on each call, its errors naming f
             computation = resolve(op, backend.xp, f, name="f").fn
+        rows = self._idx
+        if lowering.last_row is not None and type(computation) in _NAMED_FORMS:
+            distinct = _distinct_in_range(backend, lowering.last_row, rows)
+            if distinct is not None:  # in range: nothing to drop or clip
+                write = kept_in(
+                    lowering.core,
+                    (_ROWS, computation),
+                    lambda: _row_writer(backend, x, rows, computation),  # type: ignore[arg-type]
+                )
+                return write(x, rows, updates, in_place, unique_indices or distinct)
         own_key = lowering.updates_basic
         if own_key is not None:  # (index arrays: the core resolves the combiner)
             combiner = (
@@ -595,10 +613,11 @@ class At:
             )
             if _own_arithmetic(backend, x.dtype, combiner):
                 return _write_basic(backend, own_key, x, updates, combiner, in_place)
-        starts, in_range, plan = lowering(x, self._idx)
+        named_form = type(computation) in _NAMED_FORMS
+        starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=named_form)
         if in_range:  # checked here: nothing to drop or clip
             scatter_mode = ScatterMode.PROMISE_IN_BOUNDS
-        if lowering.keeps_core and type(computation) in _NAMED_FORMS:
+        if lowering.keeps_core and named_form:
             # at's signature pins the scatter's but for these (y: a Dask x's NumPy array)
             options = (
                 computation,
@@ -606,13 +625,15 @@ class At:
                 unique_indices,
                 type(updates),
                 plan.batching_pairs,
+                from_end,
             )
             named = cast("str | None", computation)
+            attributes = plan.scatter_attributes
             run = kept_in(
                 lowering.core,
                 options,
                 lambda: scatter_executor(
-                    x, starts, updates, plan.scatter_attributes, named, scatter_mode, unique_indices
+                    x, starts, updates, attributes, named, scatter_mode, unique_indices, from_end
                 ),
             )
             return cast(Array, run(x, starts, updates, copy))
@@ -687,6 +708,7 @@ _NAMED_FORMS = frozenset({str, type(None)})  # combiners the core keeps executor
 _ARRAY = ("array",)  # an index array's place in a signature (its facts follow the static ones)
 _PLAIN_BOUNDS = frozenset({int, type(None)})
 _ONE_ARRAY = (OP, False, _ARRAY)  # the static part of an idx that is one index array
+_ROWS = "rows"  # the key of a row writer (_row_writer) among a lowering's core executors
 
 
 def _index_signature(x: Array, idx: Any) -> tuple[Any, ...] | None:
@@ -757,7 +779,8 @@ class _Lowering:
     ) -> None:
         self.backend, self.plan, self.basic, self.arrays = backend, plan, basic, arrays
         # x's last row where idx is one array of rows that the library's own indexing
-        # reads as at does when every row is in range (see _read_rows)
+        # reads as at does when every row is in range (see _read_rows), and that the
+        # core's row writer writes directly then (see _row_writer)
         self.last_row = last_row
         # the library's own key for updates only: a boolean mask of whole wide rows
         self.updates_basic = basic if updates_basic is None else updates_basic
@@ -771,7 +794,9 @@ class _Lowering:
         """Whether calls look up the core op's executor in :attr:`core`."""
         return self.arrays is None
 
-    def __call__(self, x: Array, idx: Any) -> tuple[Array, bool, IndexPlan]:
+    def __call__(
+        self, x: Array, idx: Any, core_from_end: bool = False
+    ) -> tuple[Array, bool, IndexPlan, bool]:
         arrays = self.arrays
         if arrays is None:  # a kept lowering: the arrays are the items of x's type
             items = idx if type(idx) is tuple else (idx,)
@@ -780,8 +805,18 @@ class _Lowering:
         counting = counting_dims(self.backend, plan, arrays, x)
         if counting:  # (x[rows[:, None], idx]: an element gather or scatter, no stack)
             plan = with_batching(plan, counting)
-        starts, in_range = start_indices(self.backend, plan, arrays, x)
-        return starts, in_range, plan
+        # an element read or write of a kept lowering whose core executor may count
+        # negative indices from the end (core_from_end): the loop does, not a pass here
+        from_end = core_from_end and bool(counting) and self.keeps_core
+        from_end = from_end and _one_index_array(plan)
+        starts, in_range = start_indices(self.backend, plan, arrays, x, not from_end)
+        return starts, in_range, plan, from_end
+
+
+def _one_index_array(plan: IndexPlan) -> bool:
+    """Whether ``plan``'s one start column is an index array whose negative entries
+    count from the end."""
+    return len(plan.columns) == 1 and plan.columns[0].wrap is not None
 
 
 _OWN_SLICING = {"numpy": True, "torch": False}  # libraries whose slicing at runs, and
@@ -831,12 +866,56 @@ def _row_mask(backend: Backend, x: Array, idx: Any) -> BasicIndex | None:
 
 
 def _read_rows(backend: Backend, last_row: int, x: Array, rows: Array) -> Array | None:
-    """``x[rows]`` by the library's own indexing (a new array) where the host finds every
-    entry of ``rows`` in ``[0, last_row]``, so that no mode has anything to clip or fill;
-    else None (negative rows count from the end in the core's gather)."""
-    if backend.values_on_host(rows) and backend.all_in_range(rows, last_row):
-        return x[rows]
-    return None
+    """``x[rows]`` by the library's own indexing (a new array) where
+    :func:`_rows_in_range`; else None (negative rows count from the end in the core's
+    gather)."""
+    return x[rows] if _rows_in_range(backend, last_row, rows) else None
+
+
+def _rows_in_range(backend: Backend, last_row: int, rows: Array) -> bool:
+    """Whether the host finds every entry of the index array ``rows`` in ``[0, last_row]``
+    (False where its values are not on the host): then no mode has anything to clip,
+    fill or drop, and no entry counts from the end."""
+    return backend.values_on_host(rows) and backend.all_in_range(rows, last_row)
+
+
+def _distinct_in_range(backend: Backend, last_row: int, rows: Array) -> bool | None:
+    """Whether the entries of ``rows`` are distinct where :func:`_rows_in_range`, else
+    None: a small ``rows`` is read as one list, which answers both (distinct rows need
+    no duplicate handling); a larger one is checked for its range only (False: the
+    writer looks for duplicates itself)."""
+    if math.prod(rows.shape) > LIST_ENTRIES or not backend.values_on_host(rows):
+        return False if _rows_in_range(backend, last_row, rows) else None
+    values = rows.reshape(-1).tolist()  # (NumPy's and torch's arrays: those of last_row)
+    if not list_in_range(values, last_row):
+        return None
+    return len(set(values)) == len(values)
+
+
+def _row_writer(backend: Backend, x: Array, rows: Array, computation: str | None) -> Executor:
+    """The executor of updates at one array of rows in range (:func:`_rows_in_range`),
+    for arrays of the signature of ``x`` and ``rows``: ``write(x, rows, updates,
+    in_place, unique)`` hands them, seen as rows of a 2-D view, to the core's row writer
+    (:func:`write_rows`: duplicates in order, updates read before the write, copies and
+    autograd as every scatter's), with the scatter's combiner and its errors
+    (:func:`combiner_for`); neither start indices nor target rows are made."""
+    combiner = combiner_for(backend, x.dtype, computation)
+    count, width = math.prod(rows.shape), math.prod(x.shape[1:])
+    rows_shape, values_shape = (int(x.shape[0]), width), (count, width)
+
+    def write(x: Array, rows: Array, updates: Array, in_place: bool, unique: bool) -> Array:
+        flat, values = backend.reshape(rows, (count,)), backend.reshape(updates, values_shape)
+        return write_rows(
+            backend, x, rows_shape, flat, values, combiner, in_place=in_place, unique=unique
+        )
+
+    def write_2d(x: Array, rows: Array, updates: Array, in_place: bool, unique: bool) -> Array:
+        return write_rows(
+            backend, x, rows_shape, rows, updates, combiner, in_place=in_place, unique=unique
+        )
+
+    # rows of a 2-D x: the arrays are in the writer's shapes already
+    return write_2d if x.ndim == 2 and rows.ndim == 1 else write
 
 
 def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:

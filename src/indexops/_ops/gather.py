@@ -11,6 +11,7 @@ from .._errors import type_error, value_error
 from .._execute.targets import (
     all_inside_on_host,
     clamp_columns,
+    counted_from_end,
     row_numbers,
     start_columns,
     to_index,
@@ -179,20 +180,49 @@ def gather(
 
 
 def gather_executor(
-    operand: Array, start_indices: Array, attributes: tuple[Any, ...], mode: Any
+    operand: Array,
+    start_indices: Array,
+    attributes: tuple[Any, ...],
+    mode: Any,
+    from_end: bool = False,
 ) -> Executor:
     """The executor of a gather of these arrays, validated as :func:`gather`'s first call
     with their signature validates it; for callers whose own signature pins the gather's
     (``at``), so that their calls skip its signature. ``attributes`` are
     ``(offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, slice_sizes,
-    operand_batching_dims, start_indices_batching_dims)``."""
-    return _prepare(operand, start_indices, attributes, mode)
+    operand_batching_dims, start_indices_batching_dims)``.
+
+    ``from_end``: NumPy's indexing for a gather of one start dim (``at``): a negative
+    start counts from the end of its dim before the mode clips or fills it, in the
+    element gather's loop where the backend has one
+    (:meth:`~indexops._backends.Backend.take_along_axis_from_end`), else by one
+    ``where`` first."""
+    return _prepare(operand, start_indices, attributes, mode, from_end)
+
+
+def _counted_from_end(
+    backend: Backend,
+    plan: WindowPlan,
+    run: Executor,
+    operand: Array,
+    indices: Array,
+    fill_value: Any,
+) -> Array:
+    """``run`` at the starts of ``plan``'s one start dim, ``indices``, whose negative
+    entries count from the end of that dim first."""
+    size = plan.operand_shape[plan.start_map[0]]
+    return run(operand, counted_from_end(backend, indices, size), fill_value)
 
 
 def _prepare(
-    operand: Array, start_indices: Array, attributes: tuple[Any, ...], mode: Any
+    operand: Array,
+    start_indices: Array,
+    attributes: tuple[Any, ...],
+    mode: Any,
+    from_end: bool = False,
 ) -> Executor:
-    """Validate a call (every StableHLO constraint) and plan it: its executor."""
+    """Validate a call (every StableHLO constraint) and plan it: its executor
+    (``from_end``: see :func:`gather_executor`)."""
     backend = backend_for(OP, operand=operand, start_indices=start_indices)
     check_integer_array(OP, "start_indices", start_indices)
     parsed = GatherMode.parse(OP, mode, lax_names=True)
@@ -216,15 +246,17 @@ def _prepare(
         and for_indices(backend, start_indices) is backend
     ):
         take = backend.take_rows_clipped if parsed is GatherMode.CLIP else backend.take_rows
-        return functools.partial(_take_rows, backend, plan, take)
-    if (
+        run: Executor = functools.partial(_take_rows, backend, plan, take)
+    elif (
         plan.element_axes is not None
         and backend.gathers_elements
         and for_indices(backend, start_indices) is backend
     ):
         to_result = tuple(plan.element_axes.index(axis) for axis in range(len(plan.batch_shape)))
-        return functools.partial(_take_elements, backend, plan, parsed, to_result)
-    return functools.partial(_execute, backend, plan, parsed)
+        return functools.partial(_take_elements, backend, plan, parsed, to_result, from_end)
+    else:
+        run = functools.partial(_execute, backend, plan, parsed)
+    return functools.partial(_counted_from_end, backend, plan, run) if from_end else run
 
 
 def _empty(
@@ -259,29 +291,40 @@ def _take_rows(
     return backend.permute_dims(backend.reshape(windows, plan.intermediate_shape), plan.to_layout)
 
 
+# what the element gather does with a start outside its dim, per mode
+_OUTSIDE = {GatherMode.PROMISE_IN_BOUNDS: "stop", GatherMode.CLIP: "clip", GatherMode.FILL: "fill"}
+
+
 def _take_elements(
     backend: Backend,
     plan: WindowPlan,
     mode: GatherMode,
     to_result: tuple[int, ...],
+    from_end: bool,
     operand: Array,
     indices: Array,
     fill_value: Any,
 ) -> Array:
     """:func:`_execute` for element plans (``take_along_axis``, ``torch.gather``): the
     starts, laid out along the operand's dims, are read by the library's element gather
-    (clipped or filled where they leave the operand), and its result laid out as the
-    batch dims."""
+    (clipped or filled where they leave the operand; negative ones counted from the end
+    first where ``from_end``, see :func:`gather_executor`), and its result laid out as
+    the batch dims."""
     assert plan.element_axes is not None
     starts = to_index(backend, backend.reshape(indices, plan.batch_shape))
     starts = backend.permute_dims(starts, plan.element_axes)
     axis = plan.start_map[0]
+    fill = _fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
+    if from_end:
+        taken = backend.take_along_axis_from_end(operand, starts, axis, _OUTSIDE[mode], fill)
+        if taken is not None:
+            return backend.permute_dims(taken, to_result)
+        starts = counted_from_end(backend, starts, operand.shape[axis])
     if mode is GatherMode.PROMISE_IN_BOUNDS:
         taken = backend.take_along_axis(operand, starts, axis)
     elif mode is GatherMode.CLIP:
         taken = backend.take_along_axis_clipped(operand, starts, axis)
     else:
-        fill = _fill_scalar(backend, operand.dtype, fill_value)
         taken = backend.take_along_axis_filled(operand, starts, axis, fill)
     return backend.permute_dims(taken, to_result)
 

@@ -669,15 +669,17 @@ def with_batching(plan: IndexPlan, dims: tuple[int, ...]) -> IndexPlan:
 
 
 def start_indices(
-    backend: Backend, plan: IndexPlan, arrays: list[Array], like: Array
+    backend: Backend, plan: IndexPlan, arrays: list[Array], like: Array, from_end: bool = True
 ) -> tuple[Array, bool]:
     """The start indices of ``plan`` for this call's index arrays, ``[*batch_shape, k]``,
     and whether the host found every one in range (each index array's values in ``[0,
     n)``: constants and strides are in range by construction), so that no bounds work
-    is left."""
+    is left. ``from_end=False`` leaves the negative entries of index arrays as they are
+    (the gather counts them from the end, ``gather_executor(from_end=True)``) and
+    checks nothing."""
     xp = backend.xp
     batch = plan.batch_shape
-    made = [_column(backend, column, arrays, like) for column in plan.columns]
+    made = [_column(backend, column, arrays, like, from_end) for column in plan.columns]
     columns = [column for column, _ in made]
     in_range = all(inside for _, inside in made)
     if len(columns) == 1 and tuple(columns[0].shape) == batch:  # e.g. one index array
@@ -688,7 +690,7 @@ def start_indices(
 
 
 def _column(
-    backend: Backend, column: Column, arrays: list[Array], like: Array
+    backend: Backend, column: Column, arrays: list[Array], like: Array, from_end: bool
 ) -> tuple[Array, bool]:
     xp = backend.xp
     if column.kind == "array":
@@ -696,6 +698,8 @@ def _column(
         if type(values) is not type(like):  # a NumPy index array of a Dask x
             values = xp.asarray(values)
         values = to_index(backend, values)
+        if not from_end:
+            return backend.reshape(values, column.shape), False
         in_range = column.wrap is not None and (  # negative indices count from the end
             backend.values_on_host(values) and backend.all_in_range(values, column.wrap - 1)
         )  # (on the host, one reduction tells whether any is negative or too large)

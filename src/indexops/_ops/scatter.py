@@ -13,6 +13,7 @@ from .._errors import type_error, value_error
 from .._execute.targets import (
     all_inside_on_host,
     clamp_columns,
+    counted_from_end,
     row_numbers,
     rows_in_bounds,
     safe_columns,
@@ -202,16 +203,45 @@ def scatter_executor(
     update_computation: str | None,
     mode: Any,
     unique_indices: bool,
+    from_end: bool = False,
 ) -> Executor:
     """The executor of a scatter of these arrays with a named ``update_computation``,
     validated as :func:`scatter`'s first call with their signature validates it; for
     callers whose own signature pins the scatter's (``at``), so that their calls skip its
     signature. ``attributes`` are ``(update_window_dims, inserted_window_dims,
     scatter_dims_to_operand_dims, index_vector_dim, input_batching_dims,
-    scatter_indices_batching_dims)``."""
+    scatter_indices_batching_dims)``.
+
+    ``from_end``: NumPy's indexing for a scatter of one start dim (``at``): a negative
+    start counts from the end of its dim before the mode drops or clips it, in the
+    element scatter's loop where the backend has one
+    (:meth:`~indexops._backends.Backend.scatter_along_axis_in_order`), else by one
+    ``where`` first."""
     return _prepare(
-        input, scatter_indices, updates, attributes, update_computation, mode, unique_indices
+        input,
+        scatter_indices,
+        updates,
+        attributes,
+        update_computation,
+        mode,
+        unique_indices,
+        from_end,
     )
+
+
+def _counted_from_end(
+    backend: Backend,
+    plan: WindowPlan,
+    run: Executor,
+    input: Array,
+    indices: Array,
+    updates: Array,
+    copy: bool | None,
+) -> Array:
+    """``run`` at the starts of ``plan``'s one start dim, ``indices``, whose negative
+    entries count from the end of that dim first."""
+    size = plan.operand_shape[plan.start_map[0]]
+    return run(input, counted_from_end(backend, indices, size), updates, copy)
 
 
 def _prepare(
@@ -222,8 +252,10 @@ def _prepare(
     update_computation: Any,
     mode: Any,
     unique_indices: bool,
+    from_end: bool = False,
 ) -> Executor:
-    """Validate a call (every StableHLO constraint) and plan it: its executor."""
+    """Validate a call (every StableHLO constraint) and plan it: its executor
+    (``from_end``: see :func:`scatter_executor`)."""
     backend = backend_for(OP, input=input, scatter_indices=scatter_indices, updates=updates)
     check_integer_array(OP, "scatter_indices", scatter_indices)
     if updates.dtype != input.dtype:
@@ -231,7 +263,7 @@ def _prepare(
             OP, "updates.dtype", str(updates.dtype), f"the dtype of input ({input.dtype})", "C6"
         )
     parsed = ScatterMode.parse(OP, mode, lax_names=True)
-    combiner = _combiner(backend, input.dtype, update_computation)
+    combiner = combiner_for(backend, input.dtype, update_computation)
     window_dims, inserted, to_operand, vector_dim, input_batching, index_batching = attributes
     plan = _plan(
         tuple(input.shape),
@@ -245,15 +277,23 @@ def _prepare(
         as_tuple(OP, "scatter_indices_batching_dims", index_batching),
     )
     general = functools.partial(_execute, backend, plan, combiner, parsed, unique_indices)
+    other = general
     if (
         plan.element_axes is not None
         and 0 not in input.shape  # (else every update is dropped: the general path's case)
-        and backend.scatters_elements
         and for_indices(backend, scatter_indices) is backend
-        and _scatters_elements(backend, combiner, input.dtype, unique_indices)
     ):
-        return functools.partial(_scatter_elements, backend, plan, combiner, parsed, general)
-    return general
+        if backend.scatters_elements and _scatters_elements(
+            backend, combiner, input.dtype, unique_indices
+        ):
+            other = functools.partial(_scatter_elements, backend, plan, combiner, parsed, general)
+        if backend.scatters_elements_in_order and (combiner.named or combiner.replaces):
+            if from_end:  # (the loop counts from the end; the other paths after a where)
+                other = functools.partial(_counted_from_end, backend, plan, other)
+            return functools.partial(
+                _scatter_elements_in_order, backend, plan, combiner, parsed, other, from_end
+            )
+    return functools.partial(_counted_from_end, backend, plan, other) if from_end else other
 
 
 def _scatters_elements(backend: Backend, combiner: Combiner, dtype: Any, unique: bool) -> bool:
@@ -268,8 +308,9 @@ def _scatters_elements(backend: Backend, combiner: Combiner, dtype: Any, unique:
 _NAMED_FORMS = frozenset({str, type(None)})
 
 
-def _combiner(backend: Backend, dtype: Any, update_computation: Any) -> Combiner:
-    """Resolve ``update_computation`` for ``input`` of ``dtype``: named combiners need a
+def combiner_for(backend: Backend, dtype: Any, update_computation: Any) -> Combiner:
+    """Resolve ``update_computation`` for ``input`` of ``dtype`` as every scatter does
+    (also for callers that write rows themselves, ``at``): named combiners need a
     numeric dtype (bool, NumPy's dates, strings, objects and structures have none of the
     standard's arithmetic), min and max a real one."""
     combiner = resolve(OP, backend.xp, update_computation)
@@ -319,6 +360,58 @@ def _execute(
         keep=keep,
         unique=unique_indices,
     )
+
+
+# what the one-pass element scatter does with an index outside, per mode
+_OUTSIDE = {
+    ScatterMode.CLIP: "clip",
+    ScatterMode.PROMISE_IN_BOUNDS: "stop",
+    ScatterMode.DROP: "drop",
+    ScatterMode.DROP_WINDOW: "drop",  # (windows of one element)
+}
+
+
+def _scatter_elements_in_order(
+    backend: Backend,
+    plan: WindowPlan,
+    combiner: Combiner,
+    mode: ScatterMode,
+    other: Executor,
+    from_end: bool,
+    input: Array,
+    indices: Array,
+    updates: Array,
+    copy: bool | None,
+) -> Array:
+    """:func:`_execute` for element plans of a named combiner or replace, on backends
+    that may scatter elements in one pass in the updates' order
+    (:meth:`~indexops._backends.Backend.scatter_along_axis_in_order`: duplicates in
+    order, IEEE-754 min and max, the mode applied to each index in the loop, negative
+    indices counted from the end first where ``from_end``); where it declines the call,
+    ``other`` (:func:`_scatter_elements` where the backend's native element scatter takes
+    it, else the general path)."""
+    assert plan.element_axes is not None
+    if not backend.may_compile(input, plan.row_count):  # (small work: no look further)
+        return other(input, indices, updates, copy)
+    in_place = writes_in_place(backend, OP, input, copy)
+    if in_place and backend.records_gradient(input, updates):
+        return other(input, indices, updates, copy)
+    axis = plan.start_map[0]
+    starts = to_index(backend, backend.reshape(indices, plan.batch_shape))
+    starts = backend.permute_dims(starts, plan.element_axes)
+    values = backend.permute_dims(updates, plan.element_axes)
+    how, outside = combiner.named, _OUTSIDE[mode]
+    done = backend.scatter_along_axis_in_order(
+        input, axis, starts, values, how, wrap=from_end, outside=outside, copy=not in_place
+    )
+    if done is None:
+        return other(input, indices, updates, copy)
+    result, bad = done
+    if bad >= 0:  # a broken promise (only promise_in_bounds stops the loop)
+        value = backend.to_numpy(starts).reshape(-1)[bad]
+        size = plan.operand_shape[axis]
+        raise IndexError(f"index {value} is out of bounds for axis {axis} with size {size}")
+    return result
 
 
 def _scatter_elements(
