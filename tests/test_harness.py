@@ -131,13 +131,21 @@ def test_jitted_calls_trace_again_for_another_test_path_or_static_value():
 
 
 @pytest.mark.backends("jax")
-def test_jax_reads_the_compile_setting_of_the_root_conftest():
-    """The root conftest sets JAX_DISABLE_MOST_OPTIMIZATIONS (unless given) before jax is
-    imported: the flag holds what the variable says."""
+def test_jax_reads_the_compile_setting_of_the_root_conftest(request):
+    """The root conftest sets JAX_DISABLE_MOST_OPTIMIZATIONS and XLA's flag of its older CPU
+    emitters (unless the variable is given) before jax is imported: JAX's flag holds what
+    the variable says, and XLA's flags hold the emitters' where the conftest set them."""
     import jax
 
     wanted = os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] not in ("0", "false", "False")
     assert jax.config.read("jax_disable_most_optimizations") is wanted
+    (root_conftest,) = (
+        plugin
+        for plugin in request.config.pluginmanager.get_plugins()
+        if getattr(plugin, "__file__", None) == str(ROOT / "conftest.py")
+    )
+    if root_conftest.COMPILES_FOR_SPEED:
+        assert root_conftest.FAST_COMPILE_XLA_FLAG in os.environ["XLA_FLAGS"].split()
 
 
 def test_the_api_pages_examples_run_in_a_fresh_namespace():
