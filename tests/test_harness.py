@@ -1,14 +1,17 @@
 """The test harness itself (conftest.py, tests/conftest.py, tests/backends.py): a narrowed
 run collects only its backends' tests and fails when a test imports another library (under
-xdist too), an xdist worker ends quickly, jax_jit compiles again where a call differs, and
-JAX compiles as the root conftest says."""
+xdist too), an xdist worker ends quickly, jax_jit compiles again where a call differs, JAX
+compiles as the root conftest says, and the API pages' examples run in a fresh namespace."""
 
 from __future__ import annotations
 
+import doctest
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -128,10 +131,38 @@ def test_jitted_calls_trace_again_for_another_test_path_or_static_value():
 
 
 @pytest.mark.backends("jax")
-def test_jax_reads_the_compile_setting_of_the_root_conftest():
-    """The root conftest sets JAX_DISABLE_MOST_OPTIMIZATIONS (unless given) before jax is
-    imported: the flag holds what the variable says."""
+def test_jax_reads_the_compile_setting_of_the_root_conftest(request):
+    """The root conftest sets JAX_DISABLE_MOST_OPTIMIZATIONS and XLA's flag of its older CPU
+    emitters (unless the variable is given) before jax is imported: JAX's flag holds what
+    the variable says, and XLA's flags hold the emitters' where the conftest set them."""
     import jax
 
     wanted = os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] not in ("0", "false", "False")
     assert jax.config.read("jax_disable_most_optimizations") is wanted
+    (root_conftest,) = (
+        plugin
+        for plugin in request.config.pluginmanager.get_plugins()
+        if getattr(plugin, "__file__", None) == str(ROOT / "conftest.py")
+    )
+    if root_conftest.COMPILES_FOR_SPEED:
+        assert root_conftest.FAST_COMPILE_XLA_FLAG in os.environ["XLA_FLAGS"].split()
+
+
+def test_the_api_pages_examples_run_in_a_fresh_namespace():
+    """A docstring of indexops or indexops_npu (an API page's example) runs as pasted into
+    a fresh interpreter, without its module's names; a doc page keeps the globals pytest
+    gives it."""
+    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    root_conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(root_conftest)
+    module_names = {"np": np, "__name__": "indexops.gather"}
+    parser = doctest.DocTestParser()
+    docstring, page = (
+        parser.get_doctest(">>> np.zeros(1)", dict(module_names), name, None, 0)
+        for name in ("indexops._ops.gather.gather", "gather.md")
+    )
+    items = [SimpleNamespace(dtest=docstring), SimpleNamespace(dtest=page)]
+    root_conftest.pytest_collection_modifyitems(SimpleNamespace(), items)  # type: ignore[arg-type]
+    assert docstring.globs == {"__name__": "__main__"}
+    assert page.globs == module_names

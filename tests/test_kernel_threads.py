@@ -270,6 +270,9 @@ def exit_code(pid, seconds):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+# JAX, where the same process imported it, warns of any fork: its threads' locks may be held
+# in the child. The child here runs only the pool and numba's kernels, then _exit()s.
+@pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
 def test_split_calls_run_in_a_child_made_by_fork(splits):
     """The parent's workers do not exist in a forked child, and its start lock may be
     held at the fork: the child starts its own and its split calls finish."""
