@@ -78,6 +78,9 @@ def _maximum(old: Any, new: Any) -> Any:
 
 
 # -- loop templates --------------------------------------------------------------------------
+# Each template's entry points, one per combiner, are written out at module level: numba's
+# disk cache files a function under its qualified name and source line, which entry points
+# made by one factory would share.
 
 
 @_inline
