@@ -351,3 +351,31 @@ def test_the_npu_emulator_writes_a_big_endian_cache():
         cache = run(value, index)
         assert cache.dtype == np.dtype(value)
         np.testing.assert_array_equal(cache.astype(np.float32), expected)
+
+
+@pytest.mark.parametrize(
+    ("op", "name", "target"),
+    [
+        (lambda x, y: scatter(x, np.array([[0], [1]]), y, **ROW_SCATTER), "updates", "input"),
+        (lambda x, y: dynamic_update_slice(x, y, (0, 0)), "update", "operand"),
+        (lambda x, y: slice_scatter(x, y, start=(0,), stop=(2,), step=(1,), axes=(0,)),
+         "updates", "data"),
+        (lambda x, y: scatter_update(x.reshape(2, 1, 1, 2), -2, np.array([[0, 1]]),
+                                     y.reshape(1, 2, 1, 2)), "src", "input"),
+    ],
+    ids=["scatter", "dynamic_update_slice", "slice_scatter", "scatter_update"],
+)  # fmt: skip
+def test_updates_in_the_other_byte_order_are_a_named_error(op, name, target):
+    """Updates of the input's dtype in the other byte order are refused (no conversion
+    behind the caller's back), and the error says that the byte order is what differs and
+    how to convert, before anything is written."""
+    x = np.zeros((2, 2), dtype=in_order("float64", "swapped"))
+    y = np.ones((2, 2))
+    message = (
+        rf"{name}\.dtype='float64' is not allowed: the dtype of {target} \((>f8|<f8)\), "
+        rf"byte order included \({name} is native, {target} non-native\): "
+        rf"{name}\.astype\({target}\.dtype\) converts it"
+    )
+    with pytest.raises(TypeError, match=message):
+        op(x, y)
+    assert not x.any()

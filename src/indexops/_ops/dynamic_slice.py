@@ -14,11 +14,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._backends import Backend, backend_for, is_array
-from .._errors import type_error, value_error
+from .._errors import value_error
 from .._execute.targets import to_index
 from .._plan.executors import Executor, executor, int_tuples, signature
 from .._typing import Array
-from .._validate.arguments import as_tuple, index_ints, index_items, writes_in_place
+from .._validate.arguments import (
+    as_tuple,
+    check_same_dtype,
+    index_ints,
+    index_items,
+    writes_in_place,
+)
 
 SLICE = "dynamic_slice"
 UPDATE = "dynamic_update_slice"
@@ -186,14 +192,7 @@ def _execute_update(
 
 def _check_update(operand: Array, update: Array) -> None:
     """``update`` of ``operand``'s dtype and rank (C2, C3)."""
-    if update.dtype != operand.dtype:
-        raise type_error(
-            UPDATE,
-            "update.dtype",
-            str(update.dtype),
-            f"the dtype of operand ({operand.dtype})",
-            "C2",
-        )
+    check_same_dtype(UPDATE, "update", update, "operand", operand, "C2")
     if update.ndim != operand.ndim:
         raise value_error(
             UPDATE, "update.shape", tuple(update.shape), f"rank {operand.ndim} like operand", "C3"

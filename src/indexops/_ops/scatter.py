@@ -26,7 +26,14 @@ from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, plain_ints, signature
 from .._plan.windows import WindowPlan, make_plan
 from .._typing import Array
-from .._validate.arguments import as_flag, as_int, as_tuple, check_integer_array, writes_in_place
+from .._validate.arguments import (
+    as_flag,
+    as_int,
+    as_tuple,
+    check_integer_array,
+    check_same_dtype,
+    writes_in_place,
+)
 from .._validate.combiners import Combiner, Named, resolve
 from .._validate.constraints import (
     check_batching_dims,
@@ -258,10 +265,7 @@ def _prepare(
     (``from_end``: see :func:`scatter_executor`)."""
     backend = backend_for(OP, input=input, scatter_indices=scatter_indices, updates=updates)
     check_integer_array(OP, "scatter_indices", scatter_indices)
-    if updates.dtype != input.dtype:
-        raise type_error(
-            OP, "updates.dtype", str(updates.dtype), f"the dtype of input ({input.dtype})", "C6"
-        )
+    check_same_dtype(OP, "updates", updates, "input", input, "C6")
     parsed = ScatterMode.parse(OP, mode, lax_names=True)
     combiner = combiner_for(backend, input.dtype, update_computation)
     window_dims, inserted, to_operand, vector_dim, input_batching, index_batching = attributes

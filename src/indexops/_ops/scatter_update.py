@@ -11,13 +11,13 @@ from __future__ import annotations
 import functools
 
 from .._backends import Backend, backend_for, for_indices
-from .._errors import type_error, value_error
+from .._errors import value_error
 from .._execute.targets import to_index
 from .._execute.writes import write_rows
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, signature
 from .._typing import Array
-from .._validate.arguments import as_int, check_integer_array, writes_in_place
+from .._validate.arguments import as_int, check_integer_array, check_same_dtype, writes_in_place
 from .._validate.combiners import REPLACE
 
 OP = "scatter_update"
@@ -100,8 +100,7 @@ def _prepare(input: Array, dim: int, index: Array, src: Array) -> Executor:
         raise value_error(OP, "dim", dim, "must be -2 (the only dim PyPTO defines)")
     rows_shape = _plan(tuple(input.shape), tuple(index.shape), tuple(src.shape))
     check_integer_array(OP, "index", index)
-    if src.dtype != input.dtype:
-        raise type_error(OP, "src.dtype", str(src.dtype), f"the dtype of input ({input.dtype})")
+    check_same_dtype(OP, "src", src, "input", input)
     return functools.partial(_execute, backend, rows_shape)
 
 

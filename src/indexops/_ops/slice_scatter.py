@@ -21,12 +21,12 @@ import math
 from typing import Any, NamedTuple
 
 from .._backends import Backend, backend_for
-from .._errors import type_error, value_error
+from .._errors import value_error
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, int_tuples, signature
 from .._plan.slices import positive_slice
 from .._typing import Array
-from .._validate.arguments import index_ints, writes_in_place
+from .._validate.arguments import check_same_dtype, index_ints, writes_in_place
 
 OP = "slice_scatter"
 NAMES = ("start", "stop", "step", "axes")  # the names of the slice parameters in errors
@@ -137,10 +137,7 @@ def _check_arrays(data: Array, updates: Array) -> None:
     """``data`` is not a scalar and ``updates`` has its dtype (no promotion)."""
     if data.ndim == 0:
         raise value_error(OP, "data.shape", tuple(data.shape), "rank >= 1 (not a scalar)")
-    if updates.dtype != data.dtype:
-        raise type_error(
-            OP, "updates.dtype", str(updates.dtype), f"the dtype of data ({data.dtype})"
-        )
+    check_same_dtype(OP, "updates", updates, "data", data)
 
 
 @static_cache()

@@ -73,6 +73,26 @@ def check_integer_array(op: str, name: str, x: Array) -> None:
         raise type_error(op, f"{name}.dtype", str(x.dtype), "an integer dtype (signed or unsigned)")
 
 
+def check_same_dtype(
+    op: str, name: str, x: Array, target_name: str, target: Array, rule: str | None = None
+) -> None:
+    """Raise unless ``x`` (the argument ``name``) has the dtype of ``target`` (the argument
+    ``target_name``): no promotion, and for NumPy's dtypes the same byte order, which the
+    message names where it is all that differs."""
+    if x.dtype == target.dtype:
+        return
+    allowed = f"the dtype of {target_name} ({target.dtype})"
+    numpy_dtypes = isinstance(x.dtype, np.dtype) and isinstance(target.dtype, np.dtype)
+    if numpy_dtypes and x.dtype.newbyteorder("=") == target.dtype.newbyteorder("="):
+        orders = {True: "native", False: "non-native"}
+        allowed += (
+            f", byte order included ({name} is {orders[x.dtype.isnative]}, "
+            f"{target_name} {orders[target.dtype.isnative]}): "
+            f"{name}.astype({target_name}.dtype) converts it"
+        )
+    raise type_error(op, f"{name}.dtype", str(x.dtype), allowed, rule)
+
+
 def index_items(op: str, name: str, value: Any) -> tuple[Any, ...] | Array:
     """A 1-D index argument checked for form: one 1-D integer array, or a tuple of Python
     ints and 0-d integer arrays."""
