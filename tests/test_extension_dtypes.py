@@ -259,3 +259,75 @@ def test_integer_extension_dtypes_index_too(xp):
         rows = from_numpy(xp, np.array([[3], [1]], dtype=dtype))
         result = indexops.gather(operand, rows, **dict(ROW_GATHER, slice_sizes=(1, 3)))
         assert_same(result, np.array([[9, 10, 11], [3, 4, 5]], dtype=np.int32))
+
+
+# -- torch's float8 types: storage without arithmetic --------------------------------------
+
+TORCH_FLOAT8 = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+
+
+def _float8_moves() -> dict[str, object]:
+    """Calls that only move elements, on ``(x, rows, y)``: their result's bits are those
+    of the same call on the bits seen as int8."""
+    from indexops import onnx
+
+    return {
+        "at get": lambda x, rows, y: indexops.at(x)[rows].get(),
+        "at set, rows twice": lambda x, rows, y: indexops.at(x)[rows[[0, 0]]].set(y, copy=True),
+        "gather": lambda x, rows, y: indexops.gather(
+            x, rows[:, None], **ROW_GATHER, slice_sizes=(1, 2)
+        ),
+        "gather fill": lambda x, rows, y: indexops.gather(
+            x, rows[:, None] + 3, **ROW_GATHER, slice_sizes=(1, 2), mode="fill", fill_value=0
+        ),
+        "scatter": lambda x, rows, y: indexops.scatter(
+            x, rows[:, None], y, **ROW_SCATTER, copy=True
+        ),
+        "dynamic_update_slice": lambda x, rows, y: indexops.dynamic_update_slice(x, y, (1, 0)),
+        "slice_scatter": lambda x, rows, y: indexops.slice_scatter(
+            x, y, start=(0,), stop=(4,), step=(2,), axes=(0,)
+        ),
+        "scatter_update": lambda x, rows, y: indexops.scatter_update(
+            x.reshape(4, 1, 1, 2), -2, rows[None], y.reshape(1, 2, 1, 2), copy=True
+        ),
+        "gather_elements": lambda x, rows, y: onnx.gather_elements(
+            x, rows[:, None].expand(2, 2) % 2, axis=1
+        ),
+        "scatter_elements": lambda x, rows, y: onnx.scatter_elements(
+            x, rows[None] % 2, y[:1], axis=1
+        ),
+    }
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.parametrize("call", list(_float8_moves()))
+@pytest.mark.parametrize("name", TORCH_FLOAT8)
+def test_torch_float8_moves_its_bits(name, call):
+    """torch has no index_copy_, scatter_ or comparisons for float8 on the CPU: indexops
+    moves the rows as the bits of int8, in place or into a copy, results in float8."""
+    torch = pytest.importorskip("torch")
+    dtype = getattr(torch, name, None)
+    if dtype is None:
+        pytest.skip(f"torch {torch.__version__} has no {name}")
+    x = torch.arange(1, 9, dtype=torch.float32).reshape(4, 2).to(dtype)
+    y = torch.tensor([[9.0, 10.0], [11.0, 12.0]]).to(dtype)
+    rows = torch.tensor([2, 0])
+    run = _float8_moves()[call]
+    got = run(x, rows, y)
+    as_int8 = run(x.view(torch.int8), rows, y.view(torch.int8))
+    assert got.dtype == dtype
+    assert torch.equal(got.view(torch.int8), as_int8)
+    assert torch.equal(x, torch.arange(1, 9, dtype=torch.float32).reshape(4, 2).to(dtype))
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.parametrize("method", ["add", "multiply", "min", "max"])
+def test_torch_float8_arithmetic_is_a_named_error(method):
+    """torch has no arithmetic for float8: a named error before anything is written, not
+    torch's NotImplementedError from inside a write."""
+    torch = pytest.importorskip("torch")
+    x = torch.zeros(3, dtype=torch.float8_e4m3fn)
+    y = torch.ones(2, dtype=torch.float8_e4m3fn)
+    with pytest.raises(indexops.IndexOpsTypeError, match="torch has no arithmetic for it"):
+        getattr(indexops.at(x)[torch.tensor([0, 1])], method)(y)
+    assert not x.view(torch.int8).any()

@@ -210,6 +210,11 @@ class Backend:
         except TypeError:  # an unhashable dtype object
             return _kind(self.xp, dtype, kind)
 
+    def computes_in(self, dtype: Any) -> bool:
+        """Whether the library has arithmetic for ``dtype`` (named combiners need it).
+        Here: True."""
+        return True
+
     def iinfo(self, dtype: Any) -> Any:
         """``xp.iinfo``, or ml_dtypes' for its integer types (int4, ...)."""
         try:

@@ -45,6 +45,17 @@ _SIGNED_OF_UNSIGNED = {
     if hasattr(torch, f"uint{bits}")
 }
 
+# torch's float8 types have no arithmetic and few kernels of any kind (no index_copy_,
+# scatter_ or comparisons on the CPU): rows of them are moved as the bits of int8
+_FLOAT8 = frozenset(
+    getattr(torch, name)
+    for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+                 "float8_e8m0fnu")
+    if hasattr(torch, name)
+)  # fmt: skip
+# what rows are moved as: the same bits in a type torch has the kernels for
+_BITS_OF = {**_SIGNED_OF_UNSIGNED, **dict.fromkeys(_FLOAT8, torch.int8)}
+
 # Row gathers on the host (measured in benchmarks/torch_row_gather.py, tables in
 # benchmarks/HISTORY.md, issue 13 section 3):
 # * up to torch's parallel grain index_select on one thread costs less than the trip
@@ -166,12 +177,16 @@ class TorchBackend(HostKernels):
     def full(self, shape: tuple[int, ...], value: Any, dtype: Any, like: Array) -> Array:
         return torch.full(shape, value, dtype=dtype, device=like.device)
 
+    def computes_in(self, dtype: Any) -> bool:
+        """False for torch's float8 types, which have no arithmetic."""
+        return dtype not in _FLOAT8
+
     def clip(self, x: Array, low: int | None, high: int | None) -> Array:
         return torch.clamp(x, low, high)
 
     def where(self, condition: Array, a: Any, b: Any) -> Array:
         like = a if isinstance(a, torch.Tensor) else b
-        signed = _SIGNED_OF_UNSIGNED.get(like.dtype) if isinstance(like, torch.Tensor) else None
+        signed = _BITS_OF.get(like.dtype) if isinstance(like, torch.Tensor) else None
         if signed is None:
             return torch.where(condition, a, b)
         # eager torch has where for these types, but torch.compile's lowering of it fails
@@ -222,7 +237,7 @@ class TorchBackend(HostKernels):
         ``take`` on shared memory (where NumPy can view the tensors: no bfloat16, no
         conjugate or negative bit); on more, ``index_select`` into memory NumPy allocates
         for big results. Else ``index_select``, of clamped rows for ``mode="clip"``."""
-        signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
+        signed = _BITS_OF.get(table.dtype)
         if signed is not None:
             return self._take(table.view(signed), rows, mode).view(table.dtype)
         elements = rows.shape[0] * math.prod(table.shape[1:])
@@ -250,7 +265,7 @@ class TorchBackend(HostKernels):
     def dynamic_update_slice(
         self, x: Array, update: Array, starts: list[Any], *, in_place: bool
     ) -> Array:
-        signed = _SIGNED_OF_UNSIGNED.get(x.dtype)
+        signed = _BITS_OF.get(x.dtype)
         if signed is None:
             return super().dynamic_update_slice(x, update, starts, in_place=in_place)
         # index_put has no unsigned kernels: write the bits through signed views
@@ -262,7 +277,7 @@ class TorchBackend(HostKernels):
     def take_along_axis_natively(self, x: Array, indices: Array, axis: int) -> Array:
         """``torch.gather`` (guard: it checks every index, on a GPU by a device-side
         assert)."""
-        signed = _SIGNED_OF_UNSIGNED.get(x.dtype)
+        signed = _BITS_OF.get(x.dtype)
         if signed is not None:
             return torch.gather(x.view(signed), axis, indices).view(x.dtype)
         return torch.gather(x, axis, indices)
@@ -304,7 +319,7 @@ class TorchBackend(HostKernels):
     # callable's pass the rows it read; torch.compile's graphs may keep their inputs)
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
-        signed = _SIGNED_OF_UNSIGNED.get(table.dtype)
+        signed = _BITS_OF.get(table.dtype)
         if signed is not None:
             table.view(signed).index_copy_(0, rows, values.view(signed))
             return table
@@ -335,6 +350,9 @@ class TorchBackend(HostKernels):
                 how,
                 lambda table, new: self.combine_along_axis(table, axis, indices, new, how),
             )
+            return x
+        if how is None and x.dtype in _FLOAT8:  # (float8 has no named combiner: see computes_in)
+            self.combine_along_axis(x.view(torch.int8), axis, indices, values.view(torch.int8), how)
             return x
         recorded = self.records_gradient(x, values)
         if how is None:

@@ -326,6 +326,14 @@ def combiner_for(backend: Backend, dtype: Any, update_computation: Any) -> Combi
             f"None or a callable for input of dtype {dtype} (named combiners need a "
             "numeric dtype: integers, real or complex floats)",
         )
+    if combiner.named is not None and not backend.computes_in(dtype):
+        raise type_error(
+            OP,
+            "update_computation",
+            update_computation,
+            f"None or a callable for input of dtype {dtype} ({backend.name} has no "
+            "arithmetic for it: combine in a wider dtype, e.g. float32, and cast back)",
+        )
     if combiner.named in (Named.MIN, Named.MAX) and backend.has_kind(dtype, "complex floating"):
         raise type_error(
             OP,
