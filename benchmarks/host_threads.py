@@ -9,7 +9,9 @@ the kernel's CPU time on one thread and that of its longest range on ``--threads
 (medians), whose ratio is the speed-up where each range gets a core of its own (read it on
 a loaded machine, whose wall times say little); and whether the results are
 bit-identical. Then the small sizes around ``_threads.THREAD_MIN_ELEMENTS``, where a
-second thread starts to pay. The workloads:
+second thread starts to pay, for a row write and the element gather: one thread,
+``--threads``, and the default (where the count is not set: the gather on every core, a
+row write on one thread). The workloads:
 
 * 8: GatherElements along axis 1 of a [262144, 64] float32 table (the runner's workload 8);
 * 9 and 10: ScatterND max of float32 rows and add of int64 rows, with duplicates (the
@@ -155,31 +157,61 @@ def compare(name: str, size: str, workload: Workload, threads: int, rounds: int)
     )
 
 
+def on_default(fn: Callable[[], Any], least: int) -> Callable[[], Any]:
+    """``fn`` at the default count, split from ``least`` elements per thread."""
+
+    def call() -> Any:
+        indexops.set_host_threads(None)
+        _threads.THREAD_MIN_ELEMENTS = least
+        try:
+            return fn()
+        finally:
+            _threads.THREAD_MIN_ELEMENTS = 1
+
+    return call
+
+
 def small_sizes(threads: int, rounds: int) -> None:
-    """float32 rows added, [n, 64] table, n updates: where a second thread pays."""
-    print(f"\n| elements written | kernel 1 (us) | kernel {threads} (us) | speed-up |")
-    print("|---|---|---|---|")
+    """float32 rows added ([n, 64] table, n updates) and gathered along axis 1 ([n, 64]):
+    one thread, ``threads`` from the first element on, and the default (the count and
+    the size from which each kind splits as shipped)."""
+    print(
+        f"\n| kernel | elements | 1 thread (us) | {threads} threads (us) | speed-up | "
+        "default (us) | default / 1 thread |"
+    )
+    print("|---|---|---|---|---|---|---|")
     saved = _threads.THREAD_MIN_ELEMENTS
     _threads.THREAD_MIN_ELEMENTS = 1
     try:
-        for elements in (2**14, 2**15, 2**16, 2**17, 2**18, 2**19):
-            n = elements // 64
-            rng = _rng()
-            kernel, _ = rows_written(
-                rng.standard_normal((n, 64), dtype=np.float32),
-                rng.integers(0, n, n),
-                rng.standard_normal((n, 64), dtype=np.float32),
-                "add",
-            )
-            times = medians(
-                {"1": on_threads(1, kernel), "many": on_threads(threads, kernel)}, rounds
-            )
-            print(
-                f"| {elements} | {times['1'] * 1e6:.1f} | {times['many'] * 1e6:.1f} | "
-                f"{times['1'] / times['many']:.2f} |"
-            )
+        for name in ("rows added", "element gather"):
+            for elements in (2**14, 2**15, 2**16, 2**17, 2**18, 2**19, 2**20):
+                kernel = small_kernel(name, elements // 64)
+                forms = {
+                    "1": on_threads(1, kernel),
+                    "many": on_threads(threads, kernel),
+                    "default": on_default(kernel, saved),
+                }
+                times = medians(forms, rounds)
+                one, many, default = (times[form] for form in ("1", "many", "default"))
+                print(
+                    f"| {name} | {elements} | {one * 1e6:.1f} | {many * 1e6:.1f} | "
+                    f"{one / many:.2f} | {default * 1e6:.1f} | {default / one:.2f} |"
+                )
     finally:
         _threads.THREAD_MIN_ELEMENTS = saved
+        indexops.set_host_threads(None)
+
+
+def small_kernel(name: str, n: int) -> Callable[[], Any]:
+    """The kernel alone, ``n`` rows of 64 float32."""
+    rng = _rng()
+    x = rng.standard_normal((n, 64), dtype=np.float32)
+    if name == "element gather":
+        idx = rng.integers(0, 64, (n, 64))
+        kernels = _host.kernels()
+        return lambda: kernels.take_along_axis(x, idx, 1, wrap=False, outside="stop")
+    values = rng.standard_normal((n, 64), dtype=np.float32)
+    return rows_written(x, rng.integers(0, n, n), values, "add")[0]
 
 
 def main() -> None:

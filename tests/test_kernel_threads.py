@@ -339,9 +339,30 @@ def test_a_bad_environment_count_is_named(text, monkeypatch):
         indexops.host_threads()
 
 
-def test_small_calls_keep_one_thread(monkeypatch):
+@pytest.mark.parametrize("kind", ["gather", "row write"])
+def test_small_calls_keep_one_thread(kind, monkeypatch):
     monkeypatch.setattr(_threads, "_setting", 4)
     least = _threads.THREAD_MIN_ELEMENTS
-    assert [_threads.threads_for(n) for n in (0, least - 1, least, 3 * least, 99 * least)] == [
-        1, 1, 1, 3, 4,
-    ]  # fmt: skip
+    sizes = (0, least - 1, least, 3 * least, 99 * least)
+    assert [_threads.threads_for(n, kind) for n in sizes] == [1, 1, 1, 3, 4]
+
+
+@pytest.mark.parametrize(("set_by", "row_ranges"), [(None, 1), ("call", 3), ("environment", 3)])
+def test_row_writes_split_only_where_the_count_is_set(splits, set_by, row_ranges, monkeypatch):
+    """Where the count is not set (every core, here 3), the element gather splits and a
+    row write keeps the calling thread (it measured no faster on two threads than on
+    one); a count set by set_host_threads or INDEXOPS_HOST_THREADS splits both."""
+    monkeypatch.setattr(_threads, "_default", None)
+    monkeypatch.setattr(_threads, "_cores", lambda: 3)
+    monkeypatch.delenv(_threads.ENVIRONMENT, raising=False)
+    if set_by == "environment":
+        monkeypatch.setenv(_threads.ENVIRONMENT, "3")
+    if set_by == "call":
+        indexops.set_host_threads(3)
+    table, rows = np.zeros((9, 2)), np.arange(18) % 9
+    kernels.apply_rows(table, rows, np.ones((18, 2)), Named.ADD)
+    x, indices = np.arange(24.0).reshape(6, 4), np.arange(24).reshape(6, 4) % 4
+    taken, _ = kernels.take_along_axis(x, indices, 1, wrap=False, outside="clip")
+    assert splits == [row_ranges, 3] and indexops.host_threads() == 3
+    assert (table == 2.0).all()
+    np.testing.assert_array_equal(taken, x)

@@ -17,8 +17,9 @@ caller's answer.
 
 Each entry point also takes the range ``[lo, hi)`` of the targets it owns (table rows;
 for the element gather, rows of the dims before its axis): large calls run one range per
-thread (``_threads.run_parts``), each thread applying the updates of its own targets in
-input order, so the result is bit-identical to one thread's. A row write checks every
+thread (``_threads.run_parts``; a row write only where the count is set:
+``_threads.threads_for``), each thread applying the updates of its own targets in input
+order, so the result is bit-identical to one thread's. A row write checks every
 row against the whole table before it looks at its owner, so every thread stops at the
 same first row outside and the table holds exactly what one thread leaves: the updates
 before that row, nothing after it.
@@ -393,7 +394,7 @@ def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> A
     )
     values = np.ascontiguousarray(values)
     kernel, target, values = _ROW_KERNELS[how], table.view(kind), values.view(kind)
-    threads = threads_for(values.size)
+    threads = threads_for(values.size, "row write")
     # every share stops at the same first row outside: the one that all of them return
     bad = run_parts(lambda lo, hi: kernel(target, rows, values, lo, hi), len(table), threads)[0]
     if bad >= 0:
@@ -511,6 +512,6 @@ def take_along_axis(
 
     # the shares are in the output's order: the first that stopped holds the first index;
     # a gather along the first axis (one outer row) runs on one thread
-    threads = max(1, min(threads_for(out.size), outer))
+    threads = max(1, min(threads_for(out.size, "gather"), outer))
     stops = [bad for bad in run_parts(share, outer, threads) if bad >= 0]
     return out, stops[0] if stops else -1

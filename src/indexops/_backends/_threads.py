@@ -10,11 +10,14 @@ hands the others to a few worker threads, started on first use and never stopped
 numba threading layer is involved, so calls from many Python threads at once only queue
 their parts; workers never wait for anything, so no call can deadlock another.
 
-The count comes from one setting, :func:`set_host_threads`, whose default is the
-environment variable :data:`ENVIRONMENT` (read once, on first use) or else every core
-this process may run on. A call uses one thread per :data:`THREAD_MIN_ELEMENTS` elements
-of work, up to that count: below, handing a range to another thread costs more than it
-saves.
+The count comes from one setting, :func:`set_host_threads`: the most threads one call may
+use. Where it is not set, its default is the environment variable :data:`ENVIRONMENT`
+(read once, on first use) or else every core this process may run on. A call uses one
+thread per :data:`THREAD_MIN_ELEMENTS` elements of work, up to that count: below, handing
+a range to another thread costs more than it saves. Only the kinds of kernel in
+:data:`SPLIT_BY_DEFAULT` (measured faster on two threads) split at the cores' count; the
+others (row writes) split only where the count is set, by :func:`set_host_threads` or
+the environment variable.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import os
 import queue
 import threading
 from collections.abc import Callable
-from typing import Generic, TypeVar, cast
+from typing import Generic, Literal, TypeVar, cast
 
 from .._errors import type_error, value_error
 
@@ -39,8 +42,18 @@ ENVIRONMENT = "INDEXOPS_HOST_THREADS"
 # (benchmarks/README.md, "Compiled kernels on several threads").
 THREAD_MIN_ELEMENTS = 2**18
 
+# the kinds of split kernel: the element gather (ranges of its output), row writes (ranges
+# of the table's rows, every combiner)
+KernelKind = Literal["gather", "row write"]
+# The kinds that split where the count is not set (every core): those measured faster on
+# two threads than on one on a quiet 2-core machine. A row write was not, at any size
+# (0.3-1.0x): each thread reads every index and, with them, most update rows
+# (benchmarks/README.md, "Compiled kernels on several threads").
+SPLIT_BY_DEFAULT: frozenset[KernelKind] = frozenset({"gather"})
+
 _setting: int | None = None  # set_host_threads' count; None: the default
-_default: int | None = None  # the environment's or the cores' count, read once
+# the default count, read once: the environment's (True: it is set) or the cores' (False)
+_default: tuple[int, bool] | None = None
 
 
 def set_host_threads(count: int | None) -> None:
@@ -49,15 +62,20 @@ def set_host_threads(count: int | None) -> None:
     Parameters
     ----------
     count : int or None
-        At least 1 (1: every kernel runs on the calling thread alone); ``None`` restores
-        the default: the environment variable ``INDEXOPS_HOST_THREADS`` where it is set
-        (read once, on first use), else every core this process may run on.
+        The most threads one call may use, at least 1 (1: every kernel runs on the
+        calling thread alone); ``None`` restores the default: the environment variable
+        ``INDEXOPS_HOST_THREADS`` where it is set (read once, on first use), else every
+        core this process may run on.
 
     Notes
     -----
     Results do not depend on the count: each thread owns a range of the rows written or
     read and applies its updates in input order, so every combiner gives the bits one
     thread gives. A call uses one thread per 2**18 elements of work, up to the count.
+    Row writes (scatters of rows, every combiner) measured no faster on two threads than
+    on one, so they split only where the count is set, here or by
+    ``INDEXOPS_HOST_THREADS``; by default they run on the calling thread and only the
+    element gather uses every core.
     The setting is global to the process (the kernels are NumPy's and torch's CPU paths
     where numba is installed; without numba it changes nothing).
 
@@ -78,8 +96,8 @@ def set_host_threads(count: int | None) -> None:
 
 
 def host_threads() -> int:
-    """How many threads the compiled host kernels may use per call (see
-    :func:`set_host_threads`).
+    """The most threads one call of the compiled host kernels may use (see
+    :func:`set_host_threads`; a row write uses more than one only where it is set).
 
     Examples
     --------
@@ -87,13 +105,24 @@ def host_threads() -> int:
     >>> indexops.host_threads() >= 1
     True
     """
-    return _setting if _setting is not None else _default_count()
+    return _setting if _setting is not None else _default_count()[0]
 
 
-def threads_for(elements: int) -> int:
-    """The threads a kernel call of ``elements`` elements of work runs on: one per
-    :data:`THREAD_MIN_ELEMENTS`, at least one, at most :func:`host_threads`."""
-    return max(1, min(host_threads(), elements // max(1, THREAD_MIN_ELEMENTS)))
+def threads_for(elements: int, kind: KernelKind) -> int:
+    """The threads a kernel call of ``kind`` and ``elements`` elements of work runs on:
+    one per :data:`THREAD_MIN_ELEMENTS`, at least one, at most :func:`host_threads`
+    (at most the count that is set, else one, for a kind not in
+    :data:`SPLIT_BY_DEFAULT`)."""
+    most = host_threads() if kind in SPLIT_BY_DEFAULT else _count_set()
+    return max(1, min(most, elements // max(1, THREAD_MIN_ELEMENTS)))
+
+
+def _count_set() -> int:
+    """The count set by :func:`set_host_threads` or the environment variable; else 1."""
+    if _setting is not None:
+        return _setting
+    count, is_set = _default_count()
+    return count if is_set else 1
 
 
 def _valid_count(op: str, arg: str, count: object) -> int:
@@ -105,11 +134,12 @@ def _valid_count(op: str, arg: str, count: object) -> int:
     return count
 
 
-def _default_count() -> int:
+def _default_count() -> tuple[int, bool]:
+    """The default count and whether the environment variable set it (read once)."""
     global _default
     if _default is None:
         text = os.environ.get(ENVIRONMENT, "").strip()
-        _default = _cores() if not text else _environment_count(text)
+        _default = (_environment_count(text), True) if text else (_cores(), False)
     return _default
 
 
