@@ -21,6 +21,10 @@ def scatter_rows(x, rows, updates, how, copy):
     )
 
 
+def _scatter_update(x, dim, slots, src, copy):
+    return indexops.scatter_update(x, dim, slots, src, copy=copy)
+
+
 def on_copies(xp, op, x, *args):
     """What ``op`` gives on copies of ``x`` and of the array arguments (no aliasing)."""
     fresh = [from_numpy(xp, to_numpy(a).copy()) if hasattr(a, "shape") else a for a in args]
@@ -148,6 +152,28 @@ def test_paged_cache_copying_blocks_within_itself(xp):
     slots = from_numpy(xp, np.array([[2, 3], [4, 5]]))
     got = indexops.scatter_update(x, -2, slots, x[0:2, ...], copy=None)
     assert_same(got, expected)
+
+
+@WITH_VALUES
+@pytest.mark.backends(lambda backend: backend.writable)  # elsewhere copy=None copies
+def test_repeated_row_writes_read_their_updates_first_on_every_call(xp):
+    """The row writer an executor keeps per signature looks for overlap on each call:
+    a repeated scatter and scatter_update whose updates view the input, and one whose
+    updates do not, give the values read before each call."""
+    cache = np.arange(4 * 2 * 1 * 3, dtype=np.float32).reshape(4, 2, 1, 3)
+    x = from_numpy(xp, cache.copy())
+    slots, rows = from_numpy(xp, np.array([[2, 3], [4, 5]])), from_numpy(xp, np.array([3, 1]))
+    for updates in (lambda: x[0:2, ...], lambda: from_numpy(xp, cache[2:4]), lambda: x[1:3, ...]):
+        for how in (None, "max"):
+            flat = xp.reshape(x, (4, 6))
+            expected = on_copies(
+                xp, scatter_rows, flat, rows, xp.reshape(updates(), (2, 6)), how, True
+            )
+            got = scatter_rows(flat, rows, xp.reshape(updates(), (2, 6)), how, None)
+            assert_same(got, to_numpy(expected))
+        expected = on_copies(xp, _scatter_update, x, -2, slots, updates(), True)
+        got = _scatter_update(x, -2, slots, updates(), None)
+        assert_same(got, to_numpy(expected))
 
 
 def test_window_updates_viewing_the_operand(xp):

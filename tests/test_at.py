@@ -1046,15 +1046,19 @@ def test_updates_of_rows_in_range_go_straight_to_the_row_writer_on_repeat_calls(
     core's scatter. First and repeated calls give the same result, with or without the
     writer."""
     from indexops._ops import at as at_module
+    from indexops._plan import executors
 
     direct: list[bool] = []
-    write_rows = at_module.write_rows
 
-    def spy(*args: Any, **options: Any) -> Any:
-        direct.append(True)
-        return write_rows(*args, **options)
+    class Spy(at_module.RowWriter):  # the prepared row writer, each call of it counted
+        __slots__ = ()
 
-    monkeypatch.setattr(at_module, "write_rows", spy)
+        def __call__(self, *args: Any, **options: Any) -> Any:
+            direct.append(True)
+            return super().__call__(*args, **options)
+
+    monkeypatch.setattr(executors, "_EXECUTORS", {})  # writers made from here on are spies
+    monkeypatch.setattr(at_module, "RowWriter", Spy)
     table = np.arange(1.0, 7.0 * 3 + 1).reshape(7, 3)
     y = (np.arange(12.0) - 5.5).reshape(4, 3) / 4  # exact in float32, none zero
     cases = [  # rows, whether the row writer writes them

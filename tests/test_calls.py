@@ -356,3 +356,32 @@ def test_at_with_an_index_array_on_another_device_after_a_call_on_one():
     for method in ("get", "add"):
         with pytest.raises(IndexOpsValueError, match="arrays on one device"):
             getattr(indexops.at(x)[rows], method)(*(() if method == "get" else (1.0,)))
+
+
+def test_repeated_row_writes_decide_what_their_signature_fixes_once(monkeypatch):
+    """A row writer is prepared per signature: whether min's and max's zero results need
+    IEEE-754's signs is decided when it is made, not on each call of scatter, at's row
+    updates or scatter_update; the signs are still right on every call."""
+    from indexops._execute import rows as _rows
+
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    asked = []
+    decide = _rows.has_signed_zeros
+    monkeypatch.setattr(_rows, "has_signed_zeros", lambda *a: asked.append(a) or decide(*a))
+    x, rows = np.zeros((4, 3)), np.array([2, 0])
+    calls = {
+        "scatter": lambda y: indexops.scatter(
+            x, rows[:, None], y, **ROW_SCATTER, update_computation="min"
+        ),
+        "at": lambda y: indexops.at(x)[rows].min(y),
+        "scatter_update": lambda y: indexops.scatter_update(x, -2, rows, y, copy=True),
+    }
+    for name, call in calls.items():
+        call(np.ones((2, 3)))  # makes the executor and its writer
+        asked.clear()
+        for sign in (-1.0, 1.0, -1.0):
+            y = np.full((2, 3), sign * 0.0)
+            expected = x.copy()  # +0.0: IEEE-754's minimum, and replace, give y's zero
+            expected[rows] = y
+            assert np.array_equal(np.signbit(call(y)), np.signbit(expected)), (name, sign)
+        assert asked == [], name

@@ -40,19 +40,34 @@ def table_with_rows(
     keep: Array | None = None,
     unique: bool = False,
     source: Array | None = None,
+    signed_zeros: bool | None = None,
 ) -> Array:
     """Write ``values[k]`` into row ``rows[k]`` of the 2-D ``table`` with ``combiner``.
 
     Writes into ``table`` where the backend can and returns it, else returns a new array.
     ``source``, where given, holds the table's values before the call, in any shape of
     the table's size, and is not written (``table`` is a copy of it, or the backend
-    writes into new arrays).
+    writes into new arrays). ``signed_zeros``, where given, is
+    :func:`signed_zero_fixes` of the table's dtype and ``combiner``, decided once by the
+    caller.
     """
     if 0 in (rows.shape[0], *table.shape):
         return table
+    if signed_zeros is None:
+        signed_zeros = signed_zero_fixes(backend, table.dtype, combiner)
     if backend.values_on_host(rows):
-        return _put_on_host(backend, table, rows, values, combiner, keep, unique, source)
-    return _put_on_device(backend, table, rows, values, combiner, keep, unique)
+        return _put_on_host(
+            backend, table, rows, values, combiner, keep, unique, source, signed_zeros
+        )
+    return _put_on_device(backend, table, rows, values, combiner, keep, unique, signed_zeros)
+
+
+def signed_zero_fixes(backend: Backend, dtype: object, combiner: Combiner) -> bool:
+    """Whether ``combiner`` is min or max, whose zero results need the signs of IEEE-754
+    ``minimum``/``maximum`` fixed after the backend's own scatter, in ``dtype`` (a real
+    float type with a negative zero): a fact of the dtype and combiner alone."""
+    fixes = combiner.named in MIN_MAX and not backend.min_max_ieee
+    return fixes and has_signed_zeros(backend, dtype)
 
 
 def _put_on_host(
@@ -64,6 +79,7 @@ def _put_on_host(
     keep: Array | None,
     unique: bool,
     source: Array | None = None,
+    signed_zeros: bool = False,
 ) -> Array:
     xp = backend.xp
     if keep is not None and not bool(xp.all(keep)):
@@ -80,7 +96,9 @@ def _put_on_host(
             rows, values = backend.take_rows(rows, last), backend.take_rows(values, last)
         return backend.set_rows(table, rows, values)
     if combiner.named is not None:
-        return _combine_rows(backend, table, rows, values, combiner.named, source=source)
+        return _combine_rows(
+            backend, table, rows, values, combiner.named, source=source, fixes=signed_zeros
+        )
     groups = [None] if unique else _occurrence_groups_on_host(backend, rows)
     for group in groups:
         group_rows = rows if group is None else backend.take_rows(rows, group)
@@ -121,6 +139,7 @@ def _put_on_device(
     combiner: Combiner,
     keep: Array | None,
     unique: bool,
+    signed_zeros: bool = False,
 ) -> Array:
     n = table.shape[0]
     if combiner.replaces:
@@ -128,7 +147,9 @@ def _put_on_device(
             keep = _last_writers(backend, rows, keep, n)
         return backend.set_rows(table, rows, values, keep=keep)
     if combiner.named is not None:
-        return _combine_rows(backend, table, rows, values, combiner.named, keep, unique)
+        return _combine_rows(
+            backend, table, rows, values, combiner.named, keep, unique, fixes=signed_zeros
+        )
     return backend.apply_rows(
         table,
         rows,
@@ -154,6 +175,7 @@ def _combine_rows(
     keep: Array | None = None,
     unique: bool = False,
     source: Array | None = None,
+    fixes: bool = False,
 ) -> Array:
     """``backend.combine_rows``, with the signed zeros of StableHLO's min and max
     (IEEE-754 ``minimum``/``maximum``) on every backend.
@@ -172,11 +194,10 @@ def _combine_rows(
     ``source``, where given, holds the table's values before the call (in any shape of
     the table's size) and is not written (a write into a copy): with at least
     :data:`RESULT_SCAN_MIN_UPDATES` updates per table row, the zeros are looked for in the
-    result instead of the updates, a smaller pass.
+    result instead of the updates, a smaller pass. ``fixes`` is
+    :func:`signed_zero_fixes` of the table's dtype and ``how``.
     """
     # a zero result of the wrong sign needs zeros of both signs, one of them an update
-    fixes = how in MIN_MAX and not backend.min_max_ieee
-    fixes = fixes and has_signed_zeros(backend, table.dtype)
     on_host = fixes and backend.values_on_host(values)
     many = values.shape[0] >= RESULT_SCAN_MIN_UPDATES * table.shape[0]
     in_result = on_host and keep is None and many and source is not None

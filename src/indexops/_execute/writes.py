@@ -6,7 +6,7 @@ from __future__ import annotations
 from .._backends import Backend
 from .._typing import Array
 from .._validate.combiners import Combiner
-from .rows import table_with_rows
+from .rows import signed_zero_fixes, table_with_rows
 
 
 def write_rows(
@@ -28,28 +28,74 @@ def write_rows(
     ``in_place=True`` the result is ``x`` itself, written even where the 2-D view had to
     be a copy; otherwise ``x`` is left untouched. ``rows`` and ``values`` may view ``x``:
     the result is that of their values before the call. ``unique=True`` promises that no
-    row repeats among the kept entries.
+    row repeats among the kept entries. A :class:`RowWriter` made for the call (an
+    executor keeps one instead).
     """
-    if 0 in (rows.shape[0], *rows_shape):
-        return _nothing_written(backend, x, values, in_place)
-    if backend.chunked:  # Dask, imported only once its arrays are seen
-        from .chunked import scatter_rows
+    writer = RowWriter(backend, x.dtype, rows_shape, rows.shape[0], combiner)
+    return writer(x, rows, values, in_place=in_place, keep=keep, unique=unique)
 
-        return scatter_rows(x, rows_shape, rows, values, combiner, keep, backend.chunks_generic)
-    if in_place:
-        rows, values = read_before_writing(backend, x, rows, values)
-    work = backend.copy(x) if _into_a_copy(backend, x, values, in_place) else x
-    table = backend.reshape(work, rows_shape)
-    written = table_with_rows(
-        backend, table, rows, values, combiner, keep=keep, unique=unique,
-        source=None if in_place else x,  # read only
-    )  # fmt: skip
-    if not in_place:
-        result = backend.reshape(written, x.shape)
-        return result if result is not x else backend.copy(x)
-    if not backend.shares_memory(written, x):
-        x[...] = backend.reshape(written, x.shape)
-    return x
+
+class RowWriter:
+    """:func:`write_rows` prepared for one signature: arrays ``x`` of one dtype seen as
+    ``rows_shape``, ``count`` rows written with one combiner, on one backend.
+
+    What depends on those alone is decided once, here: whether anything is written,
+    whether the library writes chunk by chunk, and for min and max whether zero results
+    need IEEE-754's signs fixed (:func:`~indexops._execute.rows.signed_zero_fixes`).
+    A call does only what its values decide: copies of the updates that view ``x``,
+    the copy of a functional call (or of autograd's), the write. Immutable once made, so
+    one writer serves many threads.
+    """
+
+    __slots__ = ("backend", "combiner", "empty", "rows_shape", "signed_zeros")
+
+    def __init__(
+        self,
+        backend: Backend,
+        dtype: object,
+        rows_shape: tuple[int, int],
+        count: int,
+        combiner: Combiner,
+    ) -> None:
+        self.backend, self.rows_shape, self.combiner = backend, rows_shape, combiner
+        self.empty = 0 in (count, *rows_shape)
+        self.signed_zeros = signed_zero_fixes(backend, dtype, combiner)
+
+    def __call__(
+        self,
+        x: Array,
+        rows: Array,
+        values: Array,
+        *,
+        in_place: bool,
+        keep: Array | None = None,
+        unique: bool = False,
+    ) -> Array:
+        """Write ``values`` at ``rows`` (see :func:`write_rows`)."""
+        backend = self.backend
+        if self.empty:
+            return _nothing_written(backend, x, values, in_place)
+        if backend.chunked:  # Dask, imported only once its arrays are seen
+            from .chunked import scatter_rows
+
+            return scatter_rows(
+                x, self.rows_shape, rows, values, self.combiner, keep, backend.chunks_generic
+            )
+        if in_place:
+            rows, values = read_before_writing(backend, x, rows, values)
+        work = backend.copy(x) if _into_a_copy(backend, x, values, in_place) else x
+        table = backend.reshape(work, self.rows_shape)
+        written = table_with_rows(
+            backend, table, rows, values, self.combiner, keep=keep, unique=unique,
+            source=None if in_place else x,  # read only
+            signed_zeros=self.signed_zeros,
+        )  # fmt: skip
+        if not in_place:
+            result = backend.reshape(written, x.shape)
+            return result if result is not x else backend.copy(x)
+        if not backend.shares_memory(written, x):
+            x[...] = backend.reshape(written, x.shape)
+        return x
 
 
 def _nothing_written(backend: Backend, x: Array, values: Array, in_place: bool) -> Array:

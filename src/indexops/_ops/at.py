@@ -19,7 +19,7 @@ import numpy as np
 from .._backends import Backend, backend_for, is_array
 from .._backends._host import LIST_ENTRIES, list_in_range
 from .._errors import type_error, value_error
-from .._execute.writes import write_rows
+from .._execute.writes import RowWriter
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, kept_in, signature
 from .._typing import Array
@@ -896,23 +896,21 @@ def _row_writer(backend: Backend, x: Array, rows: Array, computation: str | None
     """The executor of updates at one array of rows in range (:func:`_rows_in_range`),
     for arrays of the signature of ``x`` and ``rows``: ``write(x, rows, updates,
     in_place, unique)`` hands them, seen as rows of a 2-D view, to the core's row writer
-    (:func:`write_rows`: duplicates in order, updates read before the write, copies and
-    autograd as every scatter's), with the scatter's combiner and its errors
-    (:func:`combiner_for`); neither start indices nor target rows are made."""
+    (:func:`~indexops._execute.writes.write_rows`: duplicates in order, updates read
+    before the write, copies and autograd as every scatter's), with the scatter's
+    combiner and its errors (:func:`combiner_for`), prepared once (:class:`RowWriter`);
+    neither start indices nor target rows are made."""
     combiner = combiner_for(backend, x.dtype, computation)
     count, width = math.prod(rows.shape), math.prod(x.shape[1:])
-    rows_shape, values_shape = (int(x.shape[0]), width), (count, width)
+    values_shape = (count, width)
+    put = RowWriter(backend, x.dtype, (int(x.shape[0]), width), count, combiner)
 
     def write(x: Array, rows: Array, updates: Array, in_place: bool, unique: bool) -> Array:
         flat, values = backend.reshape(rows, (count,)), backend.reshape(updates, values_shape)
-        return write_rows(
-            backend, x, rows_shape, flat, values, combiner, in_place=in_place, unique=unique
-        )
+        return put(x, flat, values, in_place=in_place, unique=unique)
 
     def write_2d(x: Array, rows: Array, updates: Array, in_place: bool, unique: bool) -> Array:
-        return write_rows(
-            backend, x, rows_shape, rows, updates, combiner, in_place=in_place, unique=unique
-        )
+        return put(x, rows, updates, in_place=in_place, unique=unique)
 
     # rows of a 2-D x: the arrays are in the writer's shapes already
     return write_2d if x.ndim == 2 and rows.ndim == 1 else write

@@ -21,7 +21,7 @@ from .._execute.targets import (
     to_index,
     windows_in_bounds,
 )
-from .._execute.writes import read_before_writing, write_rows
+from .._execute.writes import RowWriter, read_before_writing
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, plain_ints, signature
 from .._plan.windows import WindowPlan, make_plan
@@ -280,7 +280,8 @@ def _prepare(
         as_tuple(OP, "input_batching_dims", input_batching),
         as_tuple(OP, "scatter_indices_batching_dims", index_batching),
     )
-    general = functools.partial(_execute, backend, plan, combiner, parsed, unique_indices)
+    writer = RowWriter(backend, input.dtype, plan.rows_shape, plan.row_count, combiner)
+    general = functools.partial(_execute, backend, plan, writer, parsed, unique_indices)
     other = general
     if (
         plan.element_axes is not None
@@ -348,7 +349,7 @@ def combiner_for(backend: Backend, dtype: Any, update_computation: Any) -> Combi
 def _execute(
     backend: Backend,
     plan: WindowPlan,
-    combiner: Combiner,
+    write: RowWriter,
     mode: ScatterMode,
     unique_indices: bool,
     input: Array,
@@ -356,22 +357,13 @@ def _execute(
     updates: Array,
     copy: bool | None,
 ) -> Array:
-    """Write the windows: find each update row's target row, then write the rows."""
+    """Write the windows: find each update row's target row, then write the rows with
+    the signature's row writer."""
     in_place = writes_in_place(backend, OP, input, copy)
     rows, keep = _target_rows(for_indices(backend, indices), plan, indices, mode, input)
     values = backend.permute_dims(updates, plan.layout_to_rows)
     values = backend.reshape(values, (plan.row_count, plan.rows_shape[1]))
-    return write_rows(
-        backend,
-        input,
-        plan.rows_shape,
-        rows,
-        values,
-        combiner,
-        in_place=in_place,
-        keep=keep,
-        unique=unique_indices,
-    )
+    return write(input, rows, values, in_place=in_place, keep=keep, unique=unique_indices)
 
 
 # what the one-pass element scatter does with an index outside, per mode

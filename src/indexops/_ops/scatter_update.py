@@ -9,11 +9,12 @@ The op writes whole rows of ``d`` elements, one per token, so it lowers directly
 from __future__ import annotations
 
 import functools
+import math
 
 from .._backends import Backend, backend_for, for_indices
 from .._errors import value_error
 from .._execute.targets import to_index
-from .._execute.writes import write_rows
+from .._execute.writes import RowWriter
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, signature
 from .._typing import Array
@@ -101,7 +102,9 @@ def _prepare(input: Array, dim: int, index: Array, src: Array) -> Executor:
     rows_shape = _plan(tuple(input.shape), tuple(index.shape), tuple(src.shape))
     check_integer_array(OP, "index", index)
     check_same_dtype(OP, "src", src, "input", input)
-    return functools.partial(_execute, backend, rows_shape)
+    count = math.prod(index.shape)
+    writer = RowWriter(backend, input.dtype, rows_shape, count, REPLACE)
+    return functools.partial(_execute, backend, rows_shape, writer)
 
 
 @static_cache()
@@ -176,6 +179,7 @@ def expected_src_shape(
 def _execute(
     backend: Backend,
     rows_shape: tuple[int, int],
+    write: RowWriter,
     input: Array,
     index: Array,
     src: Array,
@@ -185,9 +189,7 @@ def _execute(
     in_place = writes_in_place(backend, OP, input, copy)
     rows, keep = _slots(for_indices(backend, index), index, rows_shape[0])
     values = backend.reshape(src, (rows.shape[0], rows_shape[1]))
-    return write_rows(
-        backend, input, rows_shape, rows, values, REPLACE, in_place=in_place, keep=keep
-    )
+    return write(input, rows, values, in_place=in_place, keep=keep)
 
 
 def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | None]:
