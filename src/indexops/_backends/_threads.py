@@ -96,8 +96,14 @@ def set_host_threads(count: int | None) -> None:
 
 
 def host_threads() -> int:
-    """The most threads one call of the compiled host kernels may use (see
-    :func:`set_host_threads`; a row write uses more than one only where it is set).
+    """The most threads one call of the compiled host kernels may use.
+
+    Returns
+    -------
+    int
+        The count :func:`set_host_threads` set, else ``INDEXOPS_HOST_THREADS``, else the
+        cores this process may run on. A row write uses more than one thread only where a
+        count is set.
 
     Examples
     --------
