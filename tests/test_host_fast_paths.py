@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import sys
+from unittest import mock
 
 import numpy as np
 import pytest
 from backends import DRAWN
 from helpers import ROW_SCATTER, assert_same, from_numpy
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from reference import gather as gather_reference
 from reference import scatter as reference
@@ -850,3 +852,105 @@ def test_at_update_from_a_view_of_the_array_written_in_place(method, dtype):
         result = getattr(indexops.at(x)[[1, 2]], method)(x[0:2], copy=False)
     assert result is x
     assert_bits_equal(x, expected)
+
+
+# -- combines of rows proven distinct: one gather, ufunc and assignment, not ufunc.at --------
+
+DISTINCT_METHODS = ("add", "subtract", "multiply", "min", "max")
+
+
+def _updated_twice(x, rows, y, method, copy):
+    """A repeated ``at(x)[rows].<method>(y)``: the first call makes the row writer, the
+    second takes the repeat path; with ``copy=False`` both write ``x``."""
+    with np.errstate(all="ignore"):
+        first = getattr(indexops.at(x)[rows], method)(y, copy=copy)
+        return first, getattr(indexops.at(x)[rows], method)(y, copy=copy)
+
+
+def _by_ufunc_at(x, rows, y, method, copy):
+    """:func:`_updated_twice` with the combine of distinct rows turned off: ``ufunc.at``,
+    the way every combine of rows went before."""
+    with mock.patch.object(_numpy.NumpyBackend, "_combine_distinct", lambda *args: None):
+        return _updated_twice(x, rows, y, method, copy)
+
+
+def _special_pairs(dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """A [6, 25] x and [4, 25] updates for the rows [4, 0, 5, 2]: every pair of
+    :data:`FLOAT_SPECIALS` (zeros of both signs, NaN, infinities) meets once."""
+    pairs = np.array(list(itertools.product(FLOAT_SPECIALS, repeat=2)), dtype=dtype)
+    x = np.arange(150, dtype=dtype).reshape(6, 25)
+    x[[4, 0, 5, 2]] = pairs[:, 0].reshape(4, 25)
+    return x, pairs[:, 1].reshape(4, 25).copy()
+
+
+@pytest.mark.parametrize("method", DISTINCT_METHODS)
+@pytest.mark.parametrize("dtype", ["float64", "float32", ">f8", "int8"])
+@pytest.mark.parametrize("copy", [True, False])
+def test_repeated_at_updates_of_distinct_rows_match_ufunc_at(method, dtype, copy):
+    """Repeated updates of rows the call proves distinct give ``ufunc.at``'s result bit
+    for bit (signed zeros, NaN, infinities, integer wrap, the dtype and byte order),
+    in place or into a copy."""
+    rows = np.array([4, 0, 5, 2])
+    if np.dtype(dtype).kind == "f":
+        x, y = _special_pairs(dtype)
+    else:
+        rng = np.random.default_rng(7)
+        x, y = values_of(rng, (6, 25), dtype), values_of(rng, (4, 25), dtype)
+    expected = _by_ufunc_at(x.copy(), rows, y, method, copy)
+    got = _updated_twice(x, rows, y, method, copy)
+    for result, reference_result in zip(got, expected, strict=True):
+        assert result.dtype == np.dtype(dtype)
+        assert_bits_equal(result, reference_result)
+    assert (got[1] is x) == (not copy)
+
+
+@pytest.mark.parametrize("method", DISTINCT_METHODS)
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_repeated_at_updates_of_distinct_rows_read_updates_that_view_x(method, dtype):
+    """In place, with updates that are rows of ``x`` itself, two of them rows the call
+    writes: each call's result is that of the updates as they were before it."""
+    rng = np.random.default_rng(3)
+    x = _special_pairs(dtype)[0] if dtype == "float64" else values_of(rng, (6, 25), dtype)
+    rows = np.array([1, 2, 5])
+    expected = x.copy()
+    for _ in range(2):
+        with np.errstate(all="ignore"):
+            expected = getattr(indexops.at(expected)[rows], method)(expected[0:3].copy())
+    got = _updated_twice(x, rows, x[0:3], method, False)[1]
+    assert got is x
+    assert_bits_equal(x, expected)
+
+
+@pytest.mark.parametrize("method", DISTINCT_METHODS)
+def test_repeated_at_updates_of_distinct_rows_skip_ufunc_at(monkeypatch, method):
+    """The repeat path of distinct rows never reaches the accumulating scatter (updates
+    without zeros: min and max have no signs to fix); repeated rows do."""
+
+    def refused(*args):
+        raise AssertionError("the accumulating combine was called")
+
+    x, y = np.zeros((6, 4)), np.arange(1.0, 9.0).reshape(2, 4)
+    _updated_twice(x, np.array([3, 1]), y, method, True)  # the writer, before the patch
+    monkeypatch.setattr(_numpy.NumpyBackend, "_combine", refused)
+    _updated_twice(x, np.array([3, 1]), y, method, True)
+    with pytest.raises(AssertionError, match="accumulating combine"):
+        _updated_twice(x, np.array([3, 3]), y, method, True)
+
+
+@settings(max_examples=25)
+@given(
+    dtype=st.sampled_from(["float32", "float64", "int16", "uint8"]),
+    method=st.sampled_from(DISTINCT_METHODS),
+    picked=st.lists(st.integers(0, 8), min_size=1, max_size=9, unique=True),
+    width=st.sampled_from([1, 3]),
+    seed=st.integers(0, 2**16),
+)
+def test_drawn_repeated_at_updates_of_distinct_rows_match_ufunc_at(
+    dtype, method, picked, width, seed
+):
+    rng = np.random.default_rng(seed)
+    x, y = values_of(rng, (9, width), dtype), values_of(rng, (len(picked), width), dtype)
+    rows = np.array(picked)
+    expected = _by_ufunc_at(x.copy(), rows, y, method, True)
+    for result, reference_result in zip(_updated_twice(x, rows, y, method, True), expected):
+        assert_bits_equal(result, reference_result)

@@ -678,6 +678,13 @@ class NativeScatter(Backend):
         native path. Every library here has one for int32/int64 ``max``."""
         raise NotImplementedError
 
+    def _combine_distinct(
+        self, table: Array, rows: Array, values: Array, how: Named
+    ) -> Array | None:
+        """:meth:`_combine` of ``rows`` that do not repeat, where the library has a
+        faster way to it than its accumulating scatter; ``None`` where not (here: never)."""
+        return None
+
     def dynamic_slice(self, x: Array, starts: list[Any], sizes: tuple[int, ...]) -> Array:
         """Here: one advanced-index read, ``x[key]`` with the window's open grid."""
         return x[self._window_key(x, starts, sizes)]
@@ -755,7 +762,10 @@ class NativeScatter(Backend):
         written = None
         identity = None if keep is None else combine_identity(self, how, values.dtype)
         if keep is None:
-            written = self._combine(table, rows, values, how)
+            if unique:
+                written = self._combine_distinct(table, rows, values, how)
+            if written is None:
+                written = self._combine(table, rows, values, how)
         elif identity is not None:
             fill = self.full((), identity, values.dtype, values)
             written = self._combine(table, rows, self.where(keep[:, None], values, fill), how)

@@ -228,6 +228,25 @@ class NumpyBackend(HostKernels):
             ufunc.at(flat, elements.reshape(-1), _as_elements(values[start : start + chunk], pair))
         return table
 
+    def _combine_distinct(
+        self, table: Array, rows: Array, values: Array, how: Named
+    ) -> Array | None:
+        """``table[rows] = ufunc(table[rows], values)``: for rows that do not repeat, the
+        result of ``ufunc.at`` (the same elementwise loop, its arguments in the same
+        order: NaN, signed zeros and integer wrap alike) in one gather, one ufunc and one
+        assignment (1.8 against 3.3 us for 8 rows of 16 float64 maximums). The updates
+        are read before the write (into the gathered rows, a new array); the rows, which
+        the assignment reads, are copied where they may share memory with ``table``.
+        Guards: ``take`` and fancy assignment check each row. A repeated row (a broken
+        ``unique_indices`` promise) gets one of its results, as ``set`` does."""
+        ufunc = _UFUNCS[how]
+        if values.dtype != table.dtype or not _has_at_loop(ufunc, table.dtype):
+            return None  # the caller's ways, as for ufunc.at (its casts, its passes)
+        rows = _unshared(table, rows)
+        gathered = table.take(rows, axis=0)
+        ufunc(gathered, values, out=gathered)
+        return self._set(table, rows, gathered)
+
 
 @static_cache(maxsize=64)
 def _has_at_loop(ufunc: np.ufunc, dtype: np.dtype) -> bool:

@@ -97,8 +97,9 @@ def _put_on_host(
         return backend.set_rows(table, rows, values)
     if combiner.named is not None:
         return _combine_rows(
-            backend, table, rows, values, combiner.named, source=source, fixes=signed_zeros
-        )
+            backend, table, rows, values, combiner.named, unique=unique, source=source,
+            fixes=signed_zeros,
+        )  # fmt: skip
     groups = [None] if unique else _occurrence_groups_on_host(backend, rows)
     for group in groups:
         group_rows = rows if group is None else backend.take_rows(rows, group)
