@@ -139,12 +139,6 @@ def kernels() -> ModuleType | None:
     return None if KERNELS_OFF.get() else _imported_kernels()
 
 
-def kernels_for(elements: int) -> ModuleType | None:
-    """:func:`kernels` for work of ``elements`` elements; ``None`` below
-    :data:`KERNEL_MIN_ELEMENTS`."""
-    return kernels() if elements >= KERNEL_MIN_ELEMENTS else None
-
-
 @functools.cache
 def _imported_kernels() -> ModuleType | None:
     """The kernel module, imported (with numba) on first use; ``None`` where that fails."""
@@ -180,8 +174,8 @@ class HostKernels(NativeScatter):
         """Whether the values of the integer array ``x``, flat, are ``0, 1, 2, ...``,
         read where the kernels would take work of ``elements`` elements and
         :meth:`host_arrays` allows (else False: nothing is read)."""
-        arrays = self.host_arrays(x)
-        return arrays is not None and kernels_for(elements) is not None and counts_up(arrays[0])
+        found = self._kernels_on(elements, x)
+        return found is not None and counts_up(found[1][0])
 
     def take_along_axis_natively(self, x: Array, indices: Array, axis: int) -> Array:
         """:meth:`take_along_axis` by the library's own calls."""
@@ -252,12 +246,12 @@ class HostKernels(NativeScatter):
         copy: bool,
     ) -> tuple[Array, int] | None:
         """The compiled kernel, where it runs."""
-        arrays = self.host_arrays(x, indices, values)  # first: no kernel lookup when traced
-        compiled = None if arrays is None else kernels_for(math.prod(values.shape))
-        if compiled is None or arrays is None:
+        found = self._kernels_on(math.prod(values.shape), x, indices, values)
+        if found is None:
             return None
+        compiled, arrays = found
         done = compiled.scatter_along_axis(
-            arrays[0], arrays[1], arrays[2], axis, how, wrap=wrap, outside=outside, copy=copy
+            *arrays, axis, how, wrap=wrap, outside=outside, copy=copy
         )
         if done is None:
             return None
@@ -271,20 +265,16 @@ class HostKernels(NativeScatter):
     ) -> tuple[Array, int] | None:
         """The compiled kernel, which writes a copy of ``data`` and counts negative
         indices from the end and checks them as it writes, where it runs."""
-        arrays = self.host_arrays(data, indices, updates)  # first: no kernel lookup when traced
-        compiled = None if arrays is None else kernels_for(math.prod(updates.shape))
-        done = None if compiled is None or arrays is None else compiled.scatter_tuples(*arrays, how)
+        found = self._kernels_on(math.prod(updates.shape), data, indices, updates)
+        done = None if found is None else found[0].scatter_tuples(*found[1], how)
         return None if done is None else (self.from_host(done[0]), done[1])
 
     def apply_rows_in_order(
         self, table: Array, rows: Array, values: Array, how: Named | None
     ) -> Array | None:
         """The compiled kernel, where it runs."""
-        if rows.shape[0] * table.shape[1] < KERNEL_MIN_ELEMENTS:  # no host views made
-            return None
-        arrays = self.host_arrays(table, rows, values)  # first: no kernel lookup when traced
-        compiled = None if arrays is None else kernels_for(rows.shape[0] * table.shape[1])
-        if compiled is None or arrays is None or compiled.apply_rows(*arrays, how) is None:
+        found = self._kernels_on(rows.shape[0] * table.shape[1], table, rows, values)
+        if found is None or found[0].apply_rows(*found[1], how) is None:
             return None
         self.written_on_host(table)
         return table
@@ -293,9 +283,18 @@ class HostKernels(NativeScatter):
         self, x: Array, indices: Array, axis: int, **options: Any
     ) -> tuple[Array, int] | None:
         """The compiled element gather (``_kernels.take_along_axis``) where it runs."""
-        arrays = self.host_arrays(x, indices)  # first: no kernel lookup when traced
-        compiled = None if arrays is None else kernels_for(math.prod(indices.shape))
-        if compiled is None or arrays is None:
-            return None
-        taken = compiled.take_along_axis(*arrays, axis, **options)
+        found = self._kernels_on(math.prod(indices.shape), x, indices)
+        taken = None if found is None else found[0].take_along_axis(*found[1], axis, **options)
         return None if taken is None else (self.from_host(taken[0]), taken[1])
+
+    def _kernels_on(
+        self, elements: int, *arrays: Array
+    ) -> tuple[ModuleType, list[np.ndarray]] | None:
+        """The kernels and the host views of ``arrays`` for work of ``elements`` elements,
+        or ``None``: small work first (no views made, numba not imported), then arrays
+        whose values the kernels may not touch (traced ones: no kernel lookup)."""
+        if elements < KERNEL_MIN_ELEMENTS:
+            return None
+        views = self.host_arrays(*arrays)
+        compiled = None if views is None else kernels()
+        return None if compiled is None or views is None else (compiled, views)

@@ -372,6 +372,18 @@ def _int64(indices: Array) -> Array | None:
     return indices if indices.dtype == _INDEX_TYPES[0] else indices.astype(np.int64)
 
 
+def _read_first(written: Array | None, *arrays: Array) -> list[Array]:
+    """``arrays`` as they are before a kernel writes ``written``: copied where they may
+    share memory with it, and where they are read-only (another type to numba, each
+    compiled again)."""
+    return [
+        a
+        if a.flags.writeable and (written is None or not np.may_share_memory(written, a))
+        else np.array(a, copy=True)
+        for a in arrays
+    ]
+
+
 def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> Array | None:
     """Apply ``values[k]`` to row ``rows[k]`` of the 2-D ``table`` in place, in the order
     of ``k`` (replace where ``how`` is ``None``: the last write wins), and return
@@ -388,10 +400,7 @@ def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> A
         return None
     if not table.flags.c_contiguous:
         return None
-    rows, values = (
-        a if a.flags.writeable and not np.may_share_memory(table, a) else np.array(a, copy=True)
-        for a in (rows, values)
-    )
+    rows, values = _read_first(table, rows, values)
     values = np.ascontiguousarray(values)
     kernel, target, values = _ROW_KERNELS[how], table.view(kind), values.view(kind)
     threads = threads_for(values.size, "row write")
@@ -422,10 +431,7 @@ def scatter_tuples(
     count = math.prod(indices.shape[:-1])
     rows, width = math.prod(data.shape[:depth]), math.prod(data.shape[depth:])
     out = np.array(data, order="C", copy=True)
-    indices, values = (
-        a if a.flags.writeable else np.array(a, copy=True)  # read-only: another type to numba
-        for a in (indices, values)
-    )
+    indices, values = _read_first(None, indices, values)  # (out is new: nothing shared)
     bad = _TUPLE_KERNELS[how](
         out.reshape(rows, width).view(kind),
         np.ascontiguousarray(indices).reshape(count, depth),
@@ -462,10 +468,7 @@ def scatter_along_axis(
     if indices is None or not (copy or x.flags.c_contiguous):
         return None
     out = np.array(x, order="C", copy=True) if copy else x
-    indices, values = (
-        a if a.flags.writeable and not np.may_share_memory(out, a) else np.array(a, copy=True)
-        for a in (indices, values)
-    )
+    indices, values = _read_first(out, indices, values)
     outer, inner = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1 :])
     shape = (outer, indices.shape[axis], inner)
     bad = _ALONG_KERNELS[how](
@@ -499,8 +502,7 @@ def take_along_axis(
     fill_bits = np.zeros(1, dtype=bits)
     if outside == "fill":
         fill_bits = np.full(1, fill, dtype=x.dtype).view(bits)
-    if not indices.flags.writeable:  # another type to numba, compiled again: copied
-        indices = np.array(indices, copy=True)
+    (indices,) = _read_first(None, indices)  # (out is new: nothing shared)
     count = indices.shape[axis]
     source = x.view(bits).reshape(outer, n, inner)
     where = np.ascontiguousarray(indices).reshape(outer, count, inner)
