@@ -209,12 +209,25 @@ def gather_elements(data: Array, indices: Array, axis: int = 0) -> Array:
         # one pass that wraps, checks and reads, where the backend has one
         taken = backend.take_along_axis_wrapped(data, indices, lowering.dims[0])
         if taken is not None:
-            result, bad = taken
-            if bad >= 0:
-                value = int(backend.to_numpy(indices).reshape(-1)[bad])
-                raise _index_error(op, tuple(indices.shape), lowering, False, bad, value)
-            return result
+            return _checked_in_the_loop(op, backend, indices, lowering, False, *taken)
     return _gathered(op, backend, data, indices, lowering, vector=False)
+
+
+def _checked_in_the_loop(
+    op: str,
+    backend: Backend,
+    indices: Array,
+    lowering: Lowering,
+    vector: bool,
+    result: Array,
+    bad: int,
+) -> Array:
+    """The result of a one-pass kernel that checked each index as it went, or ONNX's
+    named error for the one at flat position ``bad`` of ``indices`` (where ``bad >= 0``)."""
+    if bad >= 0:
+        value = int(backend.to_numpy(indices).reshape(-1)[bad])
+        raise _index_error(op, tuple(indices.shape), lowering, vector, bad, value)
+    return result
 
 
 def gather_nd(data: Array, indices: Array, batch_dims: int = 0) -> Array:
@@ -451,11 +464,7 @@ def _scattered(
             )
         )
         if done is not None:
-            result, bad = done
-            if bad >= 0:
-                value = int(backend.to_numpy(indices).reshape(-1)[bad])
-                raise _index_error(op, tuple(indices.shape), lowering, vector, bad, value)
-            return result
+            return _checked_in_the_loop(op, backend, indices, lowering, vector, *done)
     starts, checked = _starts(op, backend, indices, lowering, vector)
     mode = "promise_in_bounds" if checked else "drop"
     combiner = None if reduction == "none" else reduction
