@@ -156,11 +156,12 @@ def _tuples_loop(table: Array, indices: Array, dims: Array, values: Array, combi
             if np.uint64(i) >= np.uint64(n):
                 return k * depth + c
             row = row * n + i
+        at = np.uint64(row)  # an unsigned index: no test for a negative one in the loop
         if width == 1:
-            table[row, 0] = combine(table[row, 0], values[k, 0])
+            table[at, 0] = combine(table[at, 0], values[k, 0])
             continue
         for j in range(width):
-            table[row, j] = combine(table[row, j], values[k, j])
+            table[at, j] = combine(table[at, j], values[k, j])
     return -1
 
 
@@ -239,7 +240,7 @@ def _take_along(
             for j in range(count):
                 k = _position(indices[a, j, 0], n, shift, outside)
                 if k >= 0:
-                    out[a, j, 0] = x[a, k, 0]
+                    out[a, j, 0] = x[a, np.uint64(k), 0]
                 elif k == -1:
                     out[a, j, 0] = fill[0]
                 else:
@@ -250,7 +251,7 @@ def _take_along(
             for b in range(inner):
                 k = _position(indices[a, j, b], n, shift, outside)
                 if k >= 0:
-                    out[a, j, b] = x[a, k, b]
+                    out[a, j, b] = x[a, np.uint64(k), b]
                 elif k == -1:
                     out[a, j, b] = fill[0]
                 else:
@@ -275,7 +276,8 @@ def _along_loop(
             for j in range(count):
                 k = _position(indices[a, j, 0], n, shift, outside)
                 if k >= 0:
-                    x[a, k, 0] = combine(x[a, k, 0], values[a, j, 0])
+                    at = np.uint64(k)
+                    x[a, at, 0] = combine(x[a, at, 0], values[a, j, 0])
                 elif k == -2:
                     return a * count + j
         return -1
@@ -284,7 +286,8 @@ def _along_loop(
             for b in range(inner):
                 k = _position(indices[a, j, b], n, shift, outside)
                 if k >= 0:
-                    x[a, k, b] = combine(x[a, k, b], values[a, j, b])
+                    at = np.uint64(k)
+                    x[a, at, b] = combine(x[a, at, b], values[a, j, b])
                 elif k == -2:
                     return (a * count + j) * inner + b
     return -1
