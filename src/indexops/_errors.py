@@ -93,3 +93,16 @@ def type_error(
 ) -> IndexOpsTypeError:
     """Build the error for an argument of the wrong type or dtype."""
     return IndexOpsTypeError(_message(op, arg, value, allowed, rule))
+
+
+def index_out_of_bounds(index: Any, axis: int, size: int) -> IndexError:
+    """Build NumPy's :class:`IndexError` for an index a loop found outside its dim (only
+    a broken promise gets one: the checks before a call take every other).
+
+    Examples
+    --------
+    >>> from indexops._errors import index_out_of_bounds
+    >>> str(index_out_of_bounds(9, 0, 4))
+    'index 9 is out of bounds for axis 0 with size 4'
+    """
+    return IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import index_out_of_bounds
 from .._typing import Array
 from .._validate.combiners import Named
 from ._base import NativeScatter
@@ -204,9 +205,7 @@ class HostKernels(NativeScatter):
         result, bad = taken
         if bad >= 0:
             value = self.to_numpy(indices).reshape(-1)[bad]
-            raise IndexError(
-                f"index {value} is out of bounds for axis {axis} with size {x.shape[axis]}"
-            )
+            raise index_out_of_bounds(value, axis, x.shape[axis])
         return result
 
     def take_along_axis_clipped(self, x: Array, indices: Array, axis: int) -> Array:

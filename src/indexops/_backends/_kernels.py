@@ -33,6 +33,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from .._errors import index_out_of_bounds
 from .._typing import Array
 from .._validate.combiners import Named
 from ._threads import run_parts, threads_for
@@ -410,9 +411,7 @@ def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> A
     # every share stops at the same first row outside: the one that all of them return
     bad = run_parts(lambda lo, hi: kernel(target, rows, values, lo, hi), len(table), threads)[0]
     if bad >= 0:
-        raise IndexError(
-            f"index {rows[bad]} is out of bounds for axis 0 with size {table.shape[0]}"
-        )
+        raise index_out_of_bounds(rows[bad], 0, table.shape[0])
     return table
 
 

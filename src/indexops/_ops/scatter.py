@@ -9,7 +9,7 @@ from typing import Any
 from .._backends import Backend, backend_for, for_indices
 from .._backends._base import combine_identity
 from .._backends._signed_zeros import has_signed_zeros
-from .._errors import type_error, value_error
+from .._errors import index_out_of_bounds, type_error, value_error
 from .._execute.targets import (
     all_inside_on_host,
     clamp_columns,
@@ -413,8 +413,7 @@ def _scatter_elements_in_order(
     result, bad = done
     if bad >= 0:  # a broken promise (only promise_in_bounds stops the loop)
         value = backend.to_numpy(starts).reshape(-1)[bad]
-        size = plan.operand_shape[axis]
-        raise IndexError(f"index {value} is out of bounds for axis {axis} with size {size}")
+        raise index_out_of_bounds(value, axis, plan.operand_shape[axis])
     return result
 
 
