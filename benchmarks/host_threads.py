@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 import indexops
-from indexops._backends import _host, _threads
+from indexops._backends import _host, _kernels, _threads
 from indexops._validate.combiners import Named
 
 from .interleaved import medians
@@ -65,7 +65,12 @@ def element_gather(size: float) -> Workload:
     )
 
 
-def rows_written(table: np.ndarray, rows: np.ndarray, values: np.ndarray, how: str) -> Workload:
+# a row write: (table, rows, values, combiner)
+RowProblem = tuple[np.ndarray, np.ndarray, np.ndarray, str]
+
+
+def rows_written(problem: RowProblem) -> Workload:
+    table, rows, values, how = problem
     kernels = _host.kernels()
     kept = table.copy()  # the kernel alone writes in place, again and again
     return (
@@ -74,26 +79,32 @@ def rows_written(table: np.ndarray, rows: np.ndarray, values: np.ndarray, how: s
     )
 
 
-def rows_reduce(size: float, how: str) -> Workload:
+def rows_reduce(size: float, how: str) -> RowProblem:
     table, rows, values, _ = scatter_add_problem(False, size)
     if how == "add":
         table, values = (np.round(a * 1000).astype(np.int64) for a in (table, values))
-    return rows_written(table, rows, values, how)
+    return table, rows, values, how
 
 
-def tracker(size: float) -> Workload:
+def tracker(size: float) -> RowProblem:
     n, k, d = _pick(556416, 0, False, size), _pick(481385, 0, False, size), 80
     rng = _rng()
     table = rng.standard_normal((n, d), dtype=np.float32)
     values = rng.standard_normal((k, d), dtype=np.float32)
-    return rows_written(table, rng.integers(0, n, k), values, "add")
+    return table, rng.integers(0, n, k), values, "add"
 
 
-WORKLOADS: dict[str, Callable[[float], Workload]] = {
-    "8 GatherElements, f32": element_gather,
+ROW_PROBLEMS: dict[str, Callable[[float], RowProblem]] = {
     "9 ScatterND max, f32": lambda size: rows_reduce(size, "max"),
     "10 ScatterND add, int64": lambda size: rows_reduce(size, "add"),
     "tracker ScatterElements add, f32": tracker,
+}
+WORKLOADS: dict[str, Callable[[float], Workload]] = {
+    "8 GatherElements, f32": element_gather,
+    **{
+        name: (lambda size, make=make: rows_written(make(size)))
+        for name, make in ROW_PROBLEMS.items()
+    },
 }
 
 
@@ -211,7 +222,45 @@ def small_kernel(name: str, n: int) -> Callable[[], Any]:
         kernels = _host.kernels()
         return lambda: kernels.take_along_axis(x, idx, 1, wrap=False, outside="stop")
     values = rng.standard_normal((n, 64), dtype=np.float32)
-    return rows_written(x, rng.integers(0, n, n), values, "add")[0]
+    return rows_written((x, rng.integers(0, n, n), values, "add"))[0]
+
+
+def ceiling(name: str, problem: RowProblem, threads: int, rounds: int) -> None:
+    """The most any split of a row write could gain here: the updates cut into
+    ``threads`` ranges of ``k`` whose rows are moved apart (range ``t`` writes only the
+    ``t``-th part of the table, at random rows there, repeats kept), so that each thread
+    reads only its own updates and no thread needs to order its writes after another's;
+    each range on a thread of its own against all of them on one, same kernel."""
+    table, rows, values, how = problem
+    kind = _kernels._arithmetic_type(table.dtype, HOW[how])
+    kernel, target = _kernels._ROW_KERNELS[HOW[how]], table.copy().view(kind)
+    values = values.view(kind)
+    n, count = table.shape[0], rows.shape[0]
+    part = n // threads
+    owner = np.minimum(np.arange(count) * threads // count, threads - 1)
+    apart = owner * part + rows % part
+
+    def ranges(lo: int, hi: int) -> int:
+        return int(kernel(target, apart[lo:hi], values[lo:hi], 0, n))
+
+    forms = {
+        "1": lambda: ranges(0, count),
+        "many": lambda: _threads.run_parts(ranges, count, threads),
+    }
+    times = medians(forms, rounds)
+    one, many = times["1"], times["many"]
+    print(f"| {name} | {one * 1e3:.2f} | {many * 1e3:.2f} | {one / many:.2f} |")
+
+
+def ceilings(threads: int, rounds: int) -> None:
+    """:func:`ceiling` of each row write at full size."""
+    print(
+        f"\n| row write, updates apart (full size) | 1 thread (ms) | {threads} threads (ms) | "
+        "speed-up |"
+    )
+    print("|---|---|---|---|")
+    for name, make in ROW_PROBLEMS.items():
+        ceiling(name, make(1.0), threads, rounds)
 
 
 def main() -> None:
@@ -237,6 +286,7 @@ def main() -> None:
         for size in args.size.split(","):
             compare(name, size, workload(float(Fraction(size))), args.threads, args.rounds)
     small_sizes(args.threads, args.rounds)
+    ceilings(args.threads, args.rounds)
     indexops.set_host_threads(None)
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
