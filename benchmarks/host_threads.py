@@ -11,7 +11,9 @@ a loaded machine, whose wall times say little); and whether the results are
 bit-identical. Then the small sizes around ``_threads.THREAD_MIN_ELEMENTS``, where a
 second thread starts to pay, for a row write and the element gather: one thread,
 ``--threads``, and the default (where the count is not set: the gather on every core, a
-row write on one thread). The workloads:
+row write on one thread). Last, for each row write at full size, the most any split of it
+could gain here (:func:`ceiling`: the updates cut into ranges whose rows are moved apart,
+each range on a thread of its own). The workloads:
 
 * 8: GatherElements along axis 1 of a [262144, 64] float32 table (the runner's workload 8);
 * 9 and 10: ScatterND max of float32 rows and add of int64 rows, with duplicates (the
