@@ -20,7 +20,7 @@ from .._backends import Backend, backend_for, is_array
 from .._backends._host import LIST_ENTRIES, list_in_range
 from .._errors import type_error, value_error
 from .._execute.writes import RowWriter
-from .._plan.cache import static_cache
+from .._plan.cache import static_cache, torch_is_compiling
 from .._plan.executors import Executor, executor, kept_in, signature
 from .._typing import Array
 from .._validate.arguments import as_flag, casts_in_kind, check_scalar, writes_in_place
@@ -667,8 +667,10 @@ def _of_kinds(backend: Backend, dtype: Any, kinds: tuple[str, ...]) -> bool:
     try:
         return _DTYPE_KINDS[key]
     except KeyError:
-        found = _DTYPE_KINDS[key] = any(backend.has_kind(dtype, kind) for kind in kinds)
-        return found  # (an atomic insert; dtypes and kinds are few)
+        found = any(backend.has_kind(dtype, kind) for kind in kinds)
+        if not torch_is_compiling():  # (Dynamo cannot replay an insert of the backend)
+            _DTYPE_KINDS[key] = found  # an atomic insert; dtypes and kinds are few
+        return found
     except TypeError:  # an unhashable dtype object
         return any(backend.has_kind(dtype, kind) for kind in kinds)
 
