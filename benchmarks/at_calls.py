@@ -1,16 +1,21 @@
 """``at`` per call, against array-api-extra's ``at`` and the library's own expression.
 
-``python -m benchmarks.at_calls [--rounds 15] [--backend numpy,torch] [--threads N]`` prints
-one table per backend: for each method on a small call (8 rows of a [64, 16] float64 table)
-and for a strided read (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of
-``indexops.at``, of array-api-extra's ``at`` (``copy=True``, where it has the method) and of
-the native expression, and the ratio of ``at`` to each, sampled alternately
-(:mod:`.interleaved`).
+``python -m benchmarks.at_calls [--rounds 15] [--backend numpy,torch] [--threads N] [--cpu]
+[--calls set,add,...] [--base-package NAME]`` prints one table per backend: for each method
+on a small call (8 rows of a [64, 16] float64 table) and for a strided read
+(``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of ``indexops.at``,
+of array-api-extra's ``at`` (``copy=True``, where it has the method) and of the native
+expression, and the ratio of ``at`` to each, sampled alternately (:mod:`.interleaved`).
+``--cpu`` times in CPU time (``time.thread_time``); ``--calls`` keeps the named calls only;
+``--base-package`` adds the ``at`` of another copy of indexops importable under that name
+(the source of a base commit, for before/after in one process).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,8 +29,9 @@ from .interleaved import medians
 Forms = dict[str, Callable[[], object]]
 
 
-def small_calls(xp: Any, library: str) -> dict[str, Forms]:
-    """The methods on 8 rows of a [64, 16] float64 table: at, array-api-extra, native."""
+def small_calls(xp: Any, library: str, base: Any = None) -> dict[str, Forms]:
+    """The methods on 8 rows of a [64, 16] float64 table: at, array-api-extra, native;
+    ``base``'s ``at`` beside them where given."""
     table = xp.asarray(np.arange(64 * 16, dtype=np.float64).reshape(64, 16))
     rows = xp.asarray(np.array([3, 17, 5, 60, 33, 8, 41, 22]))
     y = xp.asarray(np.ones((8, 16)))
@@ -42,7 +48,7 @@ def small_calls(xp: Any, library: str) -> dict[str, Forms]:
         np.add.at(out, rows, y)
         return out
 
-    return {
+    cases: dict[str, Forms] = {
         "get": {
             "at": lambda: indexops.at(table)[rows].get(),
             "native": lambda: table[rows],
@@ -66,15 +72,27 @@ def small_calls(xp: Any, library: str) -> dict[str, Forms]:
             "at": lambda: indexops.at(table)[8:16].add(y),
             "array-api-extra": lambda: xpx.at(table)[8:16].add(y, copy=True),
         },
-        "max": {
-            "at": lambda: indexops.at(table)[rows].max(y),
-            "array-api-extra": lambda: xpx.at(table)[rows].max(y, copy=True),
-        },
-        "multiply": {
-            "at": lambda: indexops.at(table)[rows].multiply(y),
-            "array-api-extra": lambda: xpx.at(table)[rows].multiply(y, copy=True),
-        },
     }
+    for method in ("subtract", "multiply", "min", "max"):
+        cases[method] = {
+            "at": _method(indexops, table, rows, y, method),
+            "array-api-extra": _extra_method(table, rows, y, method),
+        }
+    if base is not None:
+        for method in ("get", "set", "add", "subtract", "multiply", "min", "max"):
+            cases[method]["base"] = _method(base, table, rows, y, method)
+    return cases
+
+
+def _method(package: Any, table: Any, rows: Any, y: Any, method: str) -> Callable[[], object]:
+    """``package.at(table)[rows].method(y)`` (``get()`` for get)."""
+    if method == "get":
+        return lambda: package.at(table)[rows].get()
+    return lambda: getattr(package.at(table)[rows], method)(y)
+
+
+def _extra_method(table: Any, rows: Any, y: Any, method: str) -> Callable[[], object]:
+    return lambda: getattr(xpx.at(table)[rows], method)(y, copy=True)
 
 
 def strided_read(xp: Any, library: str) -> Forms:
@@ -114,26 +132,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--threads", type=int, default=0, help="torch's intra-op threads (0: torch's default)"
     )
+    parser.add_argument("--cpu", action="store_true", help="time in CPU time (thread_time)")
+    parser.add_argument("--calls", default="", help="the calls to time (default: all)")
+    parser.add_argument("--base-package", default=None, help="another copy of indexops")
     args = parser.parse_args(argv)
+    base = importlib.import_module(args.base_package) if args.base_package else None
+    clock = time.thread_time if args.cpu else time.perf_counter
+    chosen = set(args.calls.split(",")) if args.calls else None
     if args.threads and "torch" in args.backend:
         import torch
 
         torch.set_num_threads(args.threads)
     for library in args.backend.split(","):
         xp = _namespace(library)
-        cases = small_calls(xp, library)
-        cases["strided read"] = strided_read(xp, library)
+        cases = small_calls(xp, library, base)
+        if chosen is None or "strided read" in chosen:
+            cases["strided read"] = strided_read(xp, library)
         print(f"\n{library}: median of {args.rounds} interleaved rounds")
-        print("| call | at | array-api-extra | native | at / array-api-extra | at / native |")
-        print("|---|---|---|---|---|---|")
+        print(
+            "| call | at | array-api-extra | native | base | at / array-api-extra "
+            "| at / native | at / base |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
         for name, forms in cases.items():
-            times = medians(forms, args.rounds)
-            extra, native = times.get("array-api-extra"), times.get("native")
-            ratios = [f"{times['at'] / t:.2f}" if t else "-" for t in (extra, native)]
-            print(
-                f"| {name} | {_us(times['at'])} | {_us(extra)} | {_us(native)} | "
-                f"{ratios[0]} | {ratios[1]} |"
-            )
+            if chosen is not None and name not in chosen:
+                continue
+            times = medians(forms, args.rounds, clock=clock)
+            others = [times.get(form) for form in ("array-api-extra", "native", "base")]
+            ratios = " | ".join(f"{times['at'] / t:.2f}" if t else "-" for t in others)
+            cells = " | ".join(_us(t) for t in [times["at"], *others])
+            print(f"| {name} | {cells} | {ratios} |")
     return 0
 
 

@@ -13,6 +13,7 @@ from helpers import ROW_SCATTER, map_in_threads
 
 import indexops
 from indexops import IndexOpsTypeError, IndexOpsValueError
+from indexops._ops import gather as gather_module
 from indexops._plan import executors as _calls
 
 GATHER_ROWS = dict(
@@ -385,3 +386,137 @@ def test_repeated_row_writes_decide_what_their_signature_fixes_once(monkeypatch)
             expected[rows] = y
             assert np.array_equal(np.signbit(call(y)), np.signbit(expected)), (name, sign)
         assert asked == [], name
+
+
+def _gather_calls() -> dict[str, tuple[dict[str, Any], object]]:
+    """Gathers of rows of ``table()`` whose attributes differ from ``GATHER_ROWS`` in one
+    value, one type or one container, each with what it gives: its rows, or the error
+    type its validation raises."""
+    sizes_list = [1, 3]
+    return {
+        "the constants": ({}, [1, 3]),
+        "equal new tuples": (
+            {"offset_dims": tuple([1]), "slice_sizes": tuple([1, 3])},
+            [1, 3],
+        ),
+        "another slice width": ({"slice_sizes": (1, 2)}, "narrow"),
+        "a bool in a tuple": ({"offset_dims": (True,)}, IndexOpsTypeError),
+        "a float in a tuple": ({"slice_sizes": (1.0, 3)}, IndexOpsTypeError),
+        "a NumPy int in a tuple": ({"start_index_map": (np.int64(0),)}, [1, 3]),
+        "a list": ({"slice_sizes": sizes_list}, [1, 3]),
+        "a bool index_vector_dim": ({"index_vector_dim": True}, IndexOpsTypeError),
+        "another index_vector_dim": ({"index_vector_dim": 0}, IndexOpsValueError),
+        "a NumPy bool flag": ({"unique_indices": np.True_}, [1, 3]),
+        "an int flag": ({"indices_are_sorted": 1}, IndexOpsTypeError),
+        "an array flag": ({"indices_are_sorted": np.array(True)}, IndexOpsTypeError),
+        "mode fill": ({"mode": "fill", "fill_value": -1.0}, [1, 3]),
+        "an unknown mode": ({"mode": "wrap"}, IndexOpsValueError),
+        "an array mode": ({"mode": np.array(["clip"])}, IndexOpsTypeError),
+    }
+
+
+def _gather_results(calls, order) -> list[str]:
+    """The names of the calls, in ``order``, that did not give what they should."""
+    rows = np.array([[1], [3]])
+    wrong = []
+    for name in order:
+        change, expected = calls[name]
+        try:
+            got = indexops.gather(table(), rows, **(GATHER_ROWS | change))
+        except (IndexOpsTypeError, IndexOpsValueError) as error:
+            if expected is not type(error):
+                wrong.append(name)
+            continue
+        want = table()[[1, 3], :2] if expected == "narrow" else table()[expected]
+        if not np.array_equal(got, want):
+            wrong.append(name)
+    return wrong
+
+
+def test_gathers_that_differ_in_one_attribute_or_its_type_never_share_an_executor(monkeypatch):
+    """A repeated gather finds its executor by its attribute tuples without the
+    validating path: the very tuples, or equal tuples of plain ints. Every other call
+    (another value, a bool or float equal to an int, a list, a flag or mode of another
+    type) is validated: the same result or named error on every repeat, in any order."""
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    calls = _gather_calls()
+    after_the_constants = [name for other in calls for name in ("the constants", other)]
+    for order in (list(calls), list(calls)[::-1], after_the_constants * 2):
+        assert _gather_results(calls, order) == []
+
+
+def test_repeated_gathers_with_the_same_or_equal_tuples_skip_validation(monkeypatch):
+    built = []
+    prepare = gather_module._prepare
+
+    def counted(*args, **kwargs):
+        built.append(args[2])
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(gather_module, "_prepare", counted)
+    monkeypatch.setattr(gather_module, "_HELD", _calls.HeldAttributes())
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    rows = np.array([[1], [3]])
+    checked = []
+    monkeypatch.setattr(gather_module, "plain_ints", lambda flat: checked.append(1) or True)
+    for sizes in [(1, 3), (1, 3), tuple([1, 3]), (1, 3)]:
+        got = indexops.gather(table(), rows, **(GATHER_ROWS | {"slice_sizes": sizes}))
+        np.testing.assert_array_equal(got, table()[[1, 3]])
+    assert len(built) == 1 and len(checked) == 1  # validated once, then found by the tuples
+    sizes = [1, 3]  # a list may change between calls: validated every time
+    for width in (3, 2, 3):
+        sizes[1] = width
+        got = indexops.gather(table(), rows, **(GATHER_ROWS | {"slice_sizes": sizes}))
+        np.testing.assert_array_equal(got, table()[[1, 3], :width])
+    assert len(checked) == 4
+
+
+def test_gathers_that_differ_in_one_attribute_from_many_threads(monkeypatch):
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    monkeypatch.setattr(gather_module, "_HELD", _calls.HeldAttributes())
+    calls = _gather_calls()
+    start = threading.Barrier(8)
+
+    def work(seed: int) -> list[str]:
+        order = [str(name) for name in np.random.default_rng(seed).permutation(list(calls))]
+        start.wait()
+        return _gather_results(calls, order + order[::-1])
+
+    assert map_in_threads(work, range(8), threads=8) == [[]] * 8
+
+
+def _scatter_calls() -> dict[str, tuple[dict[str, Any], object]]:
+    """Scatters of two rows into ``table()`` that differ from ``ROW_SCATTER`` (replace) in
+    one value, one type or one container, each with its result's rows 1 and 3, or the
+    error type its validation raises."""
+    return {
+        "the constants": ({}, [[1.0] * 3, [2.0] * 3]),
+        "equal new tuples": ({"update_window_dims": tuple([1])}, [[1.0] * 3, [2.0] * 3]),
+        "add": ({"update_computation": "add"}, [[4.0, 5.0, 6.0], [11.0, 12.0, 13.0]]),
+        "max": ({"update_computation": "max"}, [[3.0, 4.0, 5.0], [9.0, 10.0, 11.0]]),
+        "a bool in a tuple": ({"inserted_window_dims": (False,)}, IndexOpsTypeError),
+        "a float index_vector_dim": ({"index_vector_dim": 1.0}, IndexOpsTypeError),
+        "a NumPy bool promise": ({"unique_indices": np.True_}, [[1.0] * 3, [2.0] * 3]),
+        "an int promise": ({"unique_indices": 1}, IndexOpsTypeError),
+        "mode clip": ({"mode": "clip"}, [[1.0] * 3, [2.0] * 3]),
+        "a list": ({"scatter_dims_to_operand_dims": [0]}, [[1.0] * 3, [2.0] * 3]),
+    }
+
+
+def test_scatters_that_differ_in_one_attribute_or_its_type_never_share_an_executor(monkeypatch):
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    calls = _scatter_calls()
+    rows, updates = np.array([[1], [3]]), np.array([[1.0] * 3, [2.0] * 3])
+    order = [name for other in calls for name in ("the constants", other)]
+    wrong = []
+    for name in order + order[::-1]:
+        change, expected = calls[name]
+        try:
+            got = indexops.scatter(table(), rows, updates, **(ROW_SCATTER | change))
+        except (IndexOpsTypeError, IndexOpsValueError) as error:
+            if expected is not type(error):
+                wrong.append(name)
+            continue
+        if not np.array_equal(got[[1, 3]], expected):
+            wrong.append(name)
+    assert wrong == []

@@ -767,6 +767,33 @@ def test_zeros_found_in_the_result_with_updates_that_view_the_input(xp, how):
     assert_bits_equal(np.asarray(shared), before)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float8_e4m3fnuz"])
+@pytest.mark.parametrize("block", [2, 2**18])  # several blocks, one
+def test_zero_rows_and_holds_zero_count_what_equals_zero(monkeypatch, dtype, block):
+    """The zero scans of min's and max's signed-zero fix, which first count nonzero
+    entries: -0.0 counts as zero, NaN and infinities do not (as ``== 0``), a zero in the
+    last block or row alone is found, views of every other row or column are read as
+    their elements, and an array without zeros gives None and False."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    monkeypatch.setattr(_host, "ZERO_SCAN_BLOCK", block)
+    kind = np.dtype(getattr(ml_dtypes, dtype, dtype))
+    values = np.full((6, 3), np.nan).astype(kind)
+    values[1, 0], values[4, 1] = np.inf, -np.inf
+    assert _host.zero_rows(values) is None and not _host.holds_zero(values)
+    for rows, zero in [((5,), 0.0), ((2, 5), -0.0), ((0, 3, 5), 0.0)]:
+        with_zeros = values.copy()
+        with_zeros[list(rows), 2] = zero
+        expected = np.flatnonzero(np.equal(with_zeros.astype(np.float32), 0).any(axis=1))
+        assert _host.zero_rows(with_zeros).tolist() == expected.tolist() == list(rows)
+        assert _host.holds_zero(with_zeros)
+        even = [row // 2 for row in rows if row % 2 == 0]  # the rows of a strided view
+        found = _host.zero_rows(with_zeros[::2])
+        assert (found is None and not even) or found.tolist() == even
+    strided = np.ones((4, 6)).astype(kind)[:, ::2]
+    strided[3, 1] = -0.0
+    assert _host.zero_rows(strided).tolist() == [3]
+
+
 ALIAS_ROUTES = [  # (dtype, how, shape, sum_min_width): one route of _combine each
     ("float64", "add", (3, 65536), 2**20),  # column pairs as complex, chunked
     ("float64", "multiply", (3, 65536), 2**20),  # chunked element indices

@@ -55,6 +55,24 @@ def table_with_rows(
         return table
     if signed_zeros is None:
         signed_zeros = signed_zero_fixes(backend, table.dtype, combiner)
+    return put_rows(backend, table, rows, values, combiner, keep, unique, source, signed_zeros)
+
+
+def put_rows(
+    backend: Backend,
+    table: Array,
+    rows: Array,
+    values: Array,
+    combiner: Combiner,
+    keep: Array | None,
+    unique: bool,
+    source: Array | None,
+    signed_zeros: bool,
+) -> Array:
+    """:func:`table_with_rows` where its static questions are answered (a
+    :class:`~indexops._execute.writes.RowWriter` answers them once): some row and
+    element to write, and ``signed_zeros``. The host's way or the device's, by where the
+    values of ``rows`` are."""
     if backend.values_on_host(rows):
         return _put_on_host(
             backend, table, rows, values, combiner, keep, unique, source, signed_zeros

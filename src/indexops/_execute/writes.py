@@ -6,7 +6,7 @@ from __future__ import annotations
 from .._backends import Backend
 from .._typing import Array
 from .._validate.combiners import Combiner
-from .rows import signed_zero_fixes, table_with_rows
+from .rows import put_rows, signed_zero_fixes
 
 
 def write_rows(
@@ -85,11 +85,10 @@ class RowWriter:
             rows, values = read_before_writing(backend, x, rows, values)
         work = backend.copy(x) if _into_a_copy(backend, x, values, in_place) else x
         table = backend.reshape(work, self.rows_shape)
-        written = table_with_rows(
-            backend, table, rows, values, self.combiner, keep=keep, unique=unique,
-            source=None if in_place else x,  # read only
-            signed_zeros=self.signed_zeros,
-        )  # fmt: skip
+        source = None if in_place else x  # read only
+        written = put_rows(
+            backend, table, rows, values, self.combiner, keep, unique, source, self.signed_zeros
+        )
         if not in_place:
             result = backend.reshape(written, x.shape)
             return result if result is not x else backend.copy(x)

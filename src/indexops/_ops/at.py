@@ -20,7 +20,7 @@ from .._backends import Backend, backend_for, is_array
 from .._backends._host import LIST_ENTRIES, list_in_range
 from .._errors import type_error, value_error
 from .._execute.writes import RowWriter
-from .._plan.cache import static_cache
+from .._plan.cache import static_cache, torch_is_compiling
 from .._plan.executors import Executor, executor, kept_in, signature
 from .._typing import Array
 from .._validate.arguments import as_flag, casts_in_kind, check_scalar, writes_in_place
@@ -655,10 +655,24 @@ class At:
         )
 
 
-@static_cache()
+# (backend, dtype's type, dtype, kinds) -> whether the dtype is of one of the kinds: a dict
+# lookup on every call (an lru_cache behind torch's compile check costs twice as much); the
+# dtype's type first, so that dtypes of different libraries are never compared
+_DTYPE_KINDS: dict[tuple[Backend, type, Any, tuple[str, ...]], bool] = {}
+
+
 def _of_kinds(backend: Backend, dtype: Any, kinds: tuple[str, ...]) -> bool:
-    """Whether ``dtype`` is of one of ``kinds``, once per backend and dtype."""
-    return any(backend.has_kind(dtype, kind) for kind in kinds)
+    """Whether ``dtype`` is of one of ``kinds``, found once per backend and dtype."""
+    key = (backend, type(dtype), dtype, kinds)
+    try:
+        return _DTYPE_KINDS[key]
+    except KeyError:
+        found = any(backend.has_kind(dtype, kind) for kind in kinds)
+        if not torch_is_compiling():  # (Dynamo cannot replay an insert of the backend)
+            _DTYPE_KINDS[key] = found  # an atomic insert; dtypes and kinds are few
+        return found
+    except TypeError:  # an unhashable dtype object
+        return any(backend.has_kind(dtype, kind) for kind in kinds)
 
 
 @static_cache()
@@ -678,9 +692,10 @@ def _updates(
             backend_for(op, x=x, y=y)  # one library
         if y.ndim > len(shape):
             y = _without_leading_ones(backend, y, len(shape))
-        if tuple(y.shape) != shape and not _broadcasts(tuple(y.shape), shape):
+        y_shape = tuple(y.shape)
+        if y_shape != shape and not _broadcasts(y_shape, shape):
             raise value_error(
-                op, "y.shape", tuple(y.shape), f"a shape that broadcasts to x[idx]'s {shape}"
+                op, "y.shape", y_shape, f"a shape that broadcasts to x[idx]'s {shape}"
             )
         if y.dtype != x.dtype:
             if not casts_in_kind(backend, y.dtype, x.dtype):
@@ -697,9 +712,11 @@ def _updates(
         if type(y) is bool and not backend.has_kind(x.dtype, "bool"):
             y = int(y)  # True is 1, as NumPy and JAX cast it
         y = backend.full((), check_scalar(op, "y", y, backend, x.dtype), x.dtype, x)
-    if negate:  # broadcast_to below also makes NumPy's 0-d result an array again
+    if negate:
         y = backend.negative(y)
-    return y if tuple(y.shape) == shape and not negate else xp.broadcast_to(y, shape)
+        if not shape:  # broadcast_to makes NumPy's 0-d result (a scalar) an array again
+            return xp.broadcast_to(y, shape)
+    return y if y.shape == shape else xp.broadcast_to(y, shape)
 
 
 # -- executors per index-expression signature ----------------------------------------------
@@ -886,7 +903,8 @@ def _distinct_in_range(backend: Backend, last_row: int, rows: Array) -> bool | N
     writer looks for duplicates itself)."""
     if math.prod(rows.shape) > LIST_ENTRIES or not backend.values_on_host(rows):
         return False if _rows_in_range(backend, last_row, rows) else None
-    values = rows.reshape(-1).tolist()  # (NumPy's and torch's arrays: those of last_row)
+    # (NumPy's and torch's arrays: those of last_row; torch's reshape costs 1 us)
+    values = (rows if rows.ndim == 1 else rows.reshape(-1)).tolist()
     if not list_in_range(values, last_row):
         return None
     return len(set(values)) == len(values)

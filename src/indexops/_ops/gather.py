@@ -18,7 +18,13 @@ from .._execute.targets import (
     windows_in_bounds,
 )
 from .._plan.cache import static_cache
-from .._plan.executors import Executor, executor, plain_ints, signature
+from .._plan.executors import (
+    Executor,
+    HeldAttributes,
+    array_facts,
+    executor,
+    plain_ints,
+)
 from .._plan.windows import WindowPlan, make_plan
 from .._typing import Array
 from .._validate.arguments import (
@@ -140,6 +146,29 @@ def gather(
     array([[1, 4, 7],
            [3, 6, 9]])
     """
+    # a repeated call with the same attribute tuples: its executor without reading them
+    held = (
+        offset_dims,
+        collapsed_slice_dims,
+        start_index_map,
+        slice_sizes,
+        operand_batching_dims,
+        start_indices_batching_dims,
+    )
+    static = (  # each value after its type; every bool and NumPy bool is a valid flag
+        OP,
+        type(mode),
+        mode,
+        type(index_vector_dim),
+        index_vector_dim,
+        type(indices_are_sorted),
+        type(unique_indices),
+    )
+    facts = array_facts(operand, start_indices)
+    if facts is not None and dimension_numbers is None:
+        found = _HELD.find(static, held, facts)
+        if found is not None:
+            return found(operand, start_indices, fill_value)
     given = (
         offset_dims,
         collapsed_slice_dims,
@@ -174,9 +203,14 @@ def gather(
         flat = (None,)
     as_flag(OP, "indices_are_sorted", indices_are_sorted)
     as_flag(OP, "unique_indices", unique_indices)
-    key = signature((OP, mode, *attributes), operand, start_indices) if plain_ints(flat) else None
+    key = (OP, mode, *attributes, *facts) if facts is not None and plain_ints(flat) else None
     run = executor(key, lambda: _prepare(operand, start_indices, attributes, mode))
+    if key is not None and dimension_numbers is None:
+        _HELD.keep(static, held, facts, run)  # type: ignore[arg-type]
     return run(operand, start_indices, fill_value)
+
+
+_HELD = HeldAttributes()
 
 
 def gather_executor(

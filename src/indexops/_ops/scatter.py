@@ -23,7 +23,7 @@ from .._execute.targets import (
 )
 from .._execute.writes import RowWriter, read_before_writing
 from .._plan.cache import static_cache
-from .._plan.executors import Executor, executor, plain_ints, signature
+from .._plan.executors import Executor, HeldAttributes, array_facts, executor, plain_ints
 from .._plan.windows import WindowPlan, make_plan
 from .._typing import Array
 from .._validate.arguments import (
@@ -154,15 +154,34 @@ def scatter(
            [0., 0.],
            [1., 1.]])
     """
-    given = (
+    # a repeated call with the same attribute tuples: its executor without reading them
+    held = (
         update_window_dims,
         inserted_window_dims,
         scatter_dims_to_operand_dims,
         input_batching_dims,
         scatter_indices_batching_dims,
     )
+    static_held = (  # each value after its type (True == 1; np.True_ is a valid flag)
+        OP,
+        type(mode),
+        mode,
+        type(update_computation),
+        update_computation,
+        type(unique_indices),
+        unique_indices,
+        type(indices_are_sorted),
+        type(index_vector_dim),
+        index_vector_dim,
+    )
+    facts = array_facts(input, scatter_indices, updates)
+    named = type(update_computation) in _NAMED_FORMS  # a callable is not kept (see below)
+    if facts is not None and dimension_numbers is None and named:
+        found = _HELD.find(static_held, held, facts)
+        if found is not None:
+            return found(input, scatter_indices, updates, copy)
     given, index_vector_dim = window_attributes(
-        OP, SCATTER_FIELDS, given, dimension_numbers, index_vector_dim, scatter_indices
+        OP, SCATTER_FIELDS, held, dimension_numbers, index_vector_dim, scatter_indices
     )
     (
         update_window_dims,
@@ -181,7 +200,7 @@ def scatter(
     )
     flat: tuple[Any, ...]
     try:
-        flat = (*update_window_dims, *inserted_window_dims, *scatter_dims_to_operand_dims)  # type: ignore[misc]
+        flat = (*update_window_dims, *inserted_window_dims, *scatter_dims_to_operand_dims)
         flat += (index_vector_dim, *input_batching_dims, *scatter_indices_batching_dims)
     except TypeError:  # not sequences: the validating path names the argument
         flat = (None,)
@@ -189,8 +208,8 @@ def scatter(
     as_flag(OP, "indices_are_sorted", indices_are_sorted)
     static = (OP, mode, update_computation, unique_indices, *attributes)
     key = (
-        signature(static, input, scatter_indices, updates)
-        if plain_ints(flat) and type(update_computation) in _NAMED_FORMS
+        (*static, *facts)
+        if facts is not None and plain_ints(flat) and named
         else None  # a callable is not kept: it may hold on to big arrays
     )
     run = executor(
@@ -199,7 +218,12 @@ def scatter(
             input, scatter_indices, updates, attributes, update_computation, mode, unique_indices
         ),
     )
+    if key is not None and dimension_numbers is None:
+        _HELD.keep(static_held, held, facts, run)  # type: ignore[arg-type]
     return run(input, scatter_indices, updates, copy)
+
+
+_HELD = HeldAttributes()
 
 
 def scatter_executor(

@@ -18,6 +18,7 @@ atomic with or without the GIL), an insert and the eviction it may need take
 from __future__ import annotations
 
 import contextvars
+import operator
 import threading
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -58,6 +59,72 @@ def executor(signature: Hashable | None, build: Callable[[], Executor]) -> Execu
     return found
 
 
+class HeldAttributes:
+    """Executors found by a call's attribute sequences without reading them through the
+    op's validation: a table from what else the validation decides (``static``, the
+    arrays' facts) to the attribute tuples of the call that made the entry and its
+    executor.
+
+    A call's attributes match an entry's where each is that very tuple (the entry keeps
+    it alive, so no other object has its id, and tuples cannot change), or a tuple of
+    plain ints equal to it (ints, not bools or floats: ``True == 1 == 1.0``). Anything
+    else (lists, other types, other values) misses and takes the op's validating path,
+    whose executor then replaces the entry. ``static`` is compared by value: each value
+    after its type, so that an array compared with a string or an int with a bool never
+    decides. Bounded as :func:`executor`'s table; safe from many threads (a lookup is one
+    ``dict.get``, an insert takes the table's lock).
+    """
+
+    __slots__ = ("_table",)
+
+    def __init__(self) -> None:
+        self._table: dict[Hashable, tuple[tuple[Any, ...], Executor]] = {}
+
+    def find(
+        self, static: tuple[Any, ...], held: tuple[Any, ...], facts: tuple[Any, ...]
+    ) -> Executor | None:
+        """The executor of a call with these attributes, or ``None`` (also wherever
+        :func:`executor` builds every time)."""
+        if torch_is_compiling() or not KEEPING.get():
+            return None
+        try:
+            found = self._table.get((*static, *facts))
+        except TypeError:  # an unhashable static argument
+            return None
+        if found is None:
+            return None
+        kept = found[0]
+        if all(map(operator.is_, kept, held)):  # the very tuples: the common repeat
+            return found[1]
+        for mine, given in zip(kept, held):
+            if mine is not given and not (
+                type(given) is tuple and mine == given and _INT.issuperset(map(type, given))
+            ):
+                return None
+        return found[1]
+
+    def keep(
+        self, static: tuple[Any, ...], held: tuple[Any, ...], facts: tuple[Any, ...], run: Executor
+    ) -> None:
+        """Keep ``run`` for calls like this one: only where every attribute in ``held``
+        is a tuple (a list could change between calls), which the caller validated as
+        plain ints (its :func:`executor` key was not None)."""
+        if not _TUPLE.issuperset(map(type, held)) or torch_is_compiling() or not KEEPING.get():
+            return
+        key = (*static, *facts)
+        try:
+            hash(key)
+        except TypeError:  # (validated arguments are hashable; kept only where so)
+            return
+        with _INSERTING:
+            if len(self._table) >= MAX_SIGNATURES:  # forget the oldest
+                del self._table[next(iter(self._table))]
+            self._table[key] = (held, run)
+
+
+_TUPLE = frozenset({tuple})
+
+
 def kept_in(
     table: dict[Hashable, Executor], key: Hashable, build: Callable[[], Executor]
 ) -> Executor:
@@ -82,8 +149,15 @@ def signature(static: tuple[Any, ...], *arrays: Any) -> tuple[Any, ...] | None:
     """A call's signature: its ``static`` arguments and each array's type, shape, dtype
     and device (a mix of devices is an error the validating path raises); ``None`` where
     an argument is not an array (the validating path then names it)."""
+    facts = array_facts(*arrays)
+    return None if facts is None else (*static, *facts)
+
+
+def array_facts(*arrays: Any) -> tuple[Any, ...] | None:
+    """Each array's type, shape, dtype and device, as :func:`signature` keys them;
+    ``None`` where an argument is not an array."""
     try:
-        return (*static, *[(type(x), x.shape, x.dtype, getattr(x, "device", None)) for x in arrays])
+        return tuple([(type(x), x.shape, x.dtype, getattr(x, "device", None)) for x in arrays])
     except AttributeError:
         return None
 
