@@ -520,3 +520,46 @@ def test_scatters_that_differ_in_one_attribute_or_its_type_never_share_an_execut
         if not np.array_equal(got[[1, 3]], expected):
             wrong.append(name)
     assert wrong == []
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_repeated_row_writes_prove_small_rows_distinct_with_their_range(library, monkeypatch):
+    """A repeated scatter, scatter_update or at's row update reads its few rows on the
+    host once: in range, and distinct or not. Distinct rows spare the writer its search for
+    repeats; rows that repeat, in a call of the same signature, still resolve in order
+    (the last write wins, adds accumulate)."""
+    from indexops._execute import rows as _rows
+
+    lib = pytest.importorskip(library)
+    searched = []
+    search = _rows._last_occurrences_on_host
+    monkeypatch.setattr(
+        _rows, "_last_occurrences_on_host", lambda *a: searched.append(1) or search(*a)
+    )
+    base = np.arange(24.0).reshape(8, 3)
+    updates = np.arange(1.0, 13.0).reshape(4, 3)
+    calls = {
+        "scatter": lambda x, r, y, how: indexops.scatter(
+            x, r[:, None], y, **ROW_SCATTER, update_computation=how, copy=False
+        ),
+        "scatter_update": lambda x, r, y, how: indexops.scatter_update(
+            x, -2, r[None, :], y, copy=False
+        ),
+        "at": lambda x, r, y, how: indexops.at(x)[r].set(y, copy=False),
+    }
+    for name, call in calls.items():
+        for rows, distinct in (([5, 0, 7, 2], True), ([5, 0, 5, 2], False), ([1, 2, 3, 4], True)):
+            expected = base.copy()
+            for row, value in zip(rows, updates):  # one by one, in order
+                expected[row] = value
+            x, r = lib.asarray(base.copy()), lib.asarray(np.array(rows))
+            searched.clear()
+            got = call(x, r, lib.asarray(updates), None)
+            assert got is x and np.array_equal(np.asarray(got), expected), (name, rows)
+            assert searched == ([] if distinct else [1]), (name, rows)
+    for rows in ([5, 0, 5, 2], [5, 0, 7, 2]):
+        expected = base.copy()
+        np.add.at(expected, rows, updates)
+        x = lib.asarray(base.copy())
+        got = calls["scatter"](x, lib.asarray(np.array(rows)), lib.asarray(updates), "add")
+        assert np.array_equal(np.asarray(got), expected), rows

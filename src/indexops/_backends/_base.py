@@ -260,6 +260,15 @@ class Backend:
         xp = self.xp
         return bool((xp.min(x) >= 0) & (xp.max(x) <= high)) if math.prod(x.shape) else True
 
+    def distinct_in_range(self, rows: Array, high: int) -> bool | None:
+        """Where the host finds every entry of the integer array ``rows`` in ``[0,
+        high]``: whether they are distinct (False where not shown: the writer then looks
+        for repeats itself); else ``None`` (an entry outside, or values not on the host).
+        Here: the range alone, by :meth:`all_in_range`."""
+        if not self.values_on_host(rows):
+            return None
+        return False if self.all_in_range(rows, high) else None
+
     def counts_up(self, x: Array, elements: int) -> bool:
         """Whether the values of the integer array ``x``, flat, are ``0, 1, 2, ...``,
         where the library reads them for a compiled kernel taking work of ``elements``

@@ -176,6 +176,17 @@ class HostKernels(NativeScatter):
     def written_on_host(self, x: Array) -> None:
         """Tell the library that a kernel wrote into ``x`` in place. Here: nothing."""
 
+    def distinct_in_range(self, rows: Array, high: int) -> bool | None:
+        """:meth:`Backend.distinct_in_range`: up to :data:`LIST_ENTRIES` rows are read
+        as one list, which answers both questions (distinct rows spare the writer its
+        search for repeats); more, their range alone."""
+        if math.prod(rows.shape) > LIST_ENTRIES or not self.values_on_host(rows):
+            return super().distinct_in_range(rows, high)
+        values = (rows if rows.ndim == 1 else rows.reshape(-1)).tolist()
+        if not list_in_range(values, high):
+            return None
+        return len(set(values)) == len(values)
+
     def counts_up(self, x: Array, elements: int) -> bool:
         """Whether the values of the integer array ``x``, flat, are ``0, 1, 2, ...``,
         read where the kernels would take work of ``elements`` elements and

@@ -92,7 +92,7 @@ class RowWriter:
         if not in_place:
             result = backend.reshape(written, x.shape)
             return result if result is not x else backend.copy(x)
-        if not backend.shares_memory(written, x):
+        if written is not x and not backend.shares_memory(written, x):
             x[...] = backend.reshape(written, x.shape)
         return x
 

@@ -17,7 +17,6 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from .._backends import Backend, backend_for, is_array
-from .._backends._host import LIST_ENTRIES, list_in_range
 from .._errors import type_error, value_error
 from .._execute.writes import RowWriter
 from .._plan.cache import static_cache, torch_is_compiling
@@ -596,7 +595,7 @@ class At:
             computation = resolve(op, backend.xp, f, name="f").fn
         rows = self._idx
         if lowering.last_row is not None and type(computation) in _NAMED_FORMS:
-            distinct = _distinct_in_range(backend, lowering.last_row, rows)
+            distinct = backend.distinct_in_range(rows, lowering.last_row)
             if distinct is not None:  # in range: nothing to drop or clip
                 write = kept_in(
                     lowering.core,
@@ -894,20 +893,6 @@ def _rows_in_range(backend: Backend, last_row: int, rows: Array) -> bool:
     (False where its values are not on the host): then no mode has anything to clip,
     fill or drop, and no entry counts from the end."""
     return backend.values_on_host(rows) and backend.all_in_range(rows, last_row)
-
-
-def _distinct_in_range(backend: Backend, last_row: int, rows: Array) -> bool | None:
-    """Whether the entries of ``rows`` are distinct where :func:`_rows_in_range`, else
-    None: a small ``rows`` is read as one list, which answers both (distinct rows need
-    no duplicate handling); a larger one is checked for its range only (False: the
-    writer looks for duplicates itself)."""
-    if math.prod(rows.shape) > LIST_ENTRIES or not backend.values_on_host(rows):
-        return False if _rows_in_range(backend, last_row, rows) else None
-    # (NumPy's and torch's arrays: those of last_row; torch's reshape costs 1 us)
-    values = (rows if rows.ndim == 1 else rows.reshape(-1)).tolist()
-    if not list_in_range(values, last_row):
-        return None
-    return len(set(values)) == len(values)
 
 
 def _row_writer(backend: Backend, x: Array, rows: Array, computation: str | None) -> Executor:

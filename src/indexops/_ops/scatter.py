@@ -384,10 +384,11 @@ def _execute(
     """Write the windows: find each update row's target row, then write the rows with
     the signature's row writer."""
     in_place = writes_in_place(backend, OP, input, copy)
-    rows, keep = _target_rows(for_indices(backend, indices), plan, indices, mode, input)
+    rows, keep, distinct = _target_rows(for_indices(backend, indices), plan, indices, mode, input)
     values = backend.permute_dims(updates, plan.layout_to_rows)
     values = backend.reshape(values, (plan.row_count, plan.rows_shape[1]))
-    return write(input, rows, values, in_place=in_place, keep=keep, unique=unique_indices)
+    unique = unique_indices or distinct
+    return write(input, rows, values, in_place=in_place, keep=keep, unique=unique)
 
 
 # what the one-pass element scatter does with an index outside, per mode
@@ -496,18 +497,20 @@ def _scatter_elements(
 
 def _target_rows(
     backend: Backend, plan: WindowPlan, indices: Array, mode: ScatterMode, like: Array
-) -> tuple[Array, Array | None]:
-    """Target rows in the row-major order of ``updates``, all in range, and which of them
-    are kept (``None``: all); dropped rows point at some row in range."""
+) -> tuple[Array, Array | None, bool]:
+    """Target rows in the row-major order of ``updates``, all in range, which of them
+    are kept (``None``: all; dropped rows point at some row in range), and whether the
+    host found them distinct (False where not shown)."""
     xp = backend.xp
     if plan.rows_are_clamped_starts:  # the flat starts are the rows: skip the arithmetic
         rows = to_index(backend, backend.reshape(indices, (-1,)))
         if mode is ScatterMode.PROMISE_IN_BOUNDS:
-            return rows, None
+            return rows, None, False
         if mode is ScatterMode.CLIP:
-            return backend.clip(rows, 0, plan.start_limits[0]), None
-        if backend.values_on_host(rows) and backend.all_in_range(rows, plan.start_limits[0]):
-            return rows, None
+            return backend.clip(rows, 0, plan.start_limits[0]), None, False
+        distinct = backend.distinct_in_range(rows, plan.start_limits[0])
+        if distinct is not None:  # one read of the host's rows: in range, and distinct?
+            return rows, None, distinct
     columns = start_columns(backend, plan, indices)
     keep = None
     if mode is ScatterMode.CLIP:
@@ -525,7 +528,7 @@ def _target_rows(
     rows = _in_row_order(backend, plan, row_numbers(backend, plan, columns, like))
     if keep is not None:  # a dropped row may point anywhere: keep it in range
         rows = backend.clip(rows, 0, max(plan.rows_shape[0] - 1, 0))
-    return rows, keep
+    return rows, keep, False
 
 
 def _in_row_order(backend: Backend, plan: WindowPlan, x: Array) -> Array:

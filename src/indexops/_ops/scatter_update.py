@@ -187,13 +187,14 @@ def _execute(
 ) -> Array:
     """Each token's row into its slot's row; padding and bad slots are skipped."""
     in_place = writes_in_place(backend, OP, input, copy)
-    rows, keep = _slots(for_indices(backend, index), index, rows_shape[0])
+    rows, keep, distinct = _slots(for_indices(backend, index), index, rows_shape[0])
     values = backend.reshape(src, (rows.shape[0], rows_shape[1]))
-    return write(input, rows, values, in_place=in_place, keep=keep)
+    return write(input, rows, values, in_place=in_place, keep=keep, unique=distinct)
 
 
-def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | None]:
-    """The slots as rows in range, and which are written (``None``: all of them).
+def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | None, bool]:
+    """The slots as rows in range, which are written (``None``: all of them), and
+    whether the host found them distinct (False where not shown).
 
     A negative slot is padding. A slot past the end is an error raised before any write
     where the slots are on the host; elsewhere the backend reports it its own way (see
@@ -203,14 +204,15 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
     xp = backend.xp
     rows = backend.reshape(to_index(backend, index), (-1,))
     if rows.shape[0] == 0:
-        return rows, None
+        return rows, None, False
     if backend.values_on_host(rows):
-        if backend.all_in_range(rows, slots - 1):
-            return rows, None  # the common case costs one read
+        distinct = backend.distinct_in_range(rows, slots - 1)
+        if distinct is not None:
+            return rows, None, distinct  # the common case costs one read
         keep = (rows >= 0) & (rows < slots)
         if bool(xp.any(rows >= slots)):
             raise _past_the_end(backend, index, rows, slots)
-        return rows, keep
+        return rows, keep, False
     below_end = rows < slots
     backend.check_on_device(
         xp.all(below_end),
@@ -219,7 +221,7 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
     )
     error = functools.partial(_slot_error, tuple(index.shape), slots)
     rows = backend.raise_lazily(rows, ~below_end, xp.reshape(index, (-1,)), error)
-    return backend.clip(rows, 0, max(slots - 1, 0)), (rows >= 0) & below_end
+    return backend.clip(rows, 0, max(slots - 1, 0)), (rows >= 0) & below_end, False
 
 
 def _past_the_end(backend: Backend, index: Array, rows: Array, slots: int) -> Exception:
