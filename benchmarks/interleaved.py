@@ -18,12 +18,15 @@ def medians(
     rounds: int,
     prepare: dict[str, Callable[[], object]] | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    sample_seconds: float = SAMPLE_SECONDS,
 ) -> dict[str, float]:
     """Seconds per call of each form: the median of ``rounds`` interleaved samples (each
     form is called once first, as a warm-up). ``prepare[name]``, where given, runs untimed
     before each of that form's samples, followed by one untimed call of the form.
     ``clock`` times them: wall time, or ``time.thread_time`` for CPU time, which a
-    loaded machine's scheduling disturbs less."""
+    loaded machine's scheduling disturbs less. A sample is as many calls as take about
+    ``sample_seconds`` (longer samples average out calls that start with other forms'
+    data in the caches)."""
     prepare = prepare or {}
 
     def ready(name: str) -> None:
@@ -37,7 +40,7 @@ def medians(
         fn()
         start = clock()
         fn()
-        calls[name] = max(1, int(SAMPLE_SECONDS / max(clock() - start, 1e-7)))
+        calls[name] = max(1, int(sample_seconds / max(clock() - start, 1e-7)))
     times: dict[str, list[float]] = {name: [] for name in forms}
     names = list(forms)
     for round_ in range(rounds):

@@ -964,6 +964,32 @@ def test_repeated_at_updates_of_distinct_rows_skip_ufunc_at(monkeypatch, method)
         _updated_twice(x, np.array([3, 3]), y, method, True)
 
 
+@pytest.mark.parametrize("size", ["at the bound", "above it"])
+def test_numpy_combine_of_distinct_rows_gives_way_to_the_sorting_routes_above_its_size(
+    monkeypatch, size
+):
+    """Rows proven distinct (``unique=True``) are combined by one gather, ufunc and
+    assignment up to ``_DISTINCT_MAX_ELEMENTS`` updated elements; above, by the routes
+    for any rows (which sort large ones first: faster there), with the same sums."""
+    monkeypatch.setattr(_numpy, "_DISTINCT_MAX_ELEMENTS", 64)
+    width = 16 if size == "at the bound" else 17
+    rng = np.random.default_rng(5)
+    table, values = rng.standard_normal((9, width)), rng.standard_normal((4, width))
+    rows = np.array([7, 0, 3, 5])
+    expected = table.copy()
+    np.add.at(expected, rows, values)
+    taken = []
+    monkeypatch.setattr(_numpy.NumpyBackend, "_set", lambda self, *a: taken.append(a) or a[0])
+    backend = _numpy.NumpyBackend(np)
+    backend.combine_rows(table, rows, values, _numpy.Named.ADD, unique=True)
+    if size == "at the bound":
+        assert len(taken) == 1
+        np.testing.assert_array_equal(taken[0][2], expected[rows])
+    else:
+        assert not taken
+        np.testing.assert_array_equal(table, expected)
+
+
 @settings(max_examples=25)
 @given(
     dtype=st.sampled_from(["float32", "float64", "int16", "uint8"]),

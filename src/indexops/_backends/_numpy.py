@@ -43,6 +43,12 @@ _ADD_IN_PAIRS: dict[np.dtype, np.dtype] = {
 _SPARSE_MIN_ELEMENTS = 2**15
 _SPARSE_MIN_WIDTH = 3
 
+# Rows proven distinct are combined by one gather, ufunc and assignment up to this many
+# updated elements: 0.54-0.76x the time of the routes for any rows from 4096 to 65536
+# elements; from 2**18 to 2**22 add gained nothing (0.98-1.17x) and max less (0.59-0.98x)
+# (benchmarks/README.md, "Issue 35: combines of rows proven distinct, at several sizes")
+_DISTINCT_MAX_ELEMENTS = 2**17
+
 # Element gathers of more than 4 blocks take their flat element numbers in blocks of this
 # many elements along the leading dim: the numbers stay in cache between their sum and the
 # take (0.43-0.81x the time of one pass each from 2**22 elements; benchmarks/HISTORY.md,
@@ -237,11 +243,15 @@ class NumpyBackend(HostKernels):
         assignment (1.8 against 3.3 us for 8 rows of 16 float64 maximums). The updates
         are read before the write (into the gathered rows, a new array); the rows, which
         the assignment reads, are copied where they may share memory with ``table``.
-        Guards: ``take`` and fancy assignment check each row. A repeated row (a broken
-        ``unique_indices`` promise) gets one of its results, as ``set`` does."""
+        Up to :data:`_DISTINCT_MAX_ELEMENTS` updated elements; more give ``None`` (the
+        caller's routes, which sort large row sets first). Guards: ``take`` and fancy
+        assignment check each row. A repeated row (a broken ``unique_indices`` promise)
+        gets one of its results, as ``set`` does."""
         ufunc = _UFUNCS[how]
         if values.dtype != table.dtype or not _has_at_loop(ufunc, table.dtype):
             return None  # the caller's ways, as for ufunc.at (its casts, its passes)
+        if values.size > _DISTINCT_MAX_ELEMENTS:
+            return None
         rows = _unshared(table, rows)
         gathered = table.take(rows, axis=0)
         ufunc(gathered, values, out=gathered)
