@@ -965,12 +965,13 @@ def test_repeated_at_updates_of_distinct_rows_skip_ufunc_at(monkeypatch, method)
 
 
 @pytest.mark.parametrize("size", ["at the bound", "above it"])
-def test_numpy_combine_of_distinct_rows_gives_way_to_the_sorting_routes_above_its_size(
+def test_numpy_combine_of_distinct_rows_gives_way_to_the_other_routes_above_its_size(
     monkeypatch, size
 ):
     """Rows proven distinct (``unique=True``) are combined by one gather, ufunc and
     assignment up to ``_DISTINCT_MAX_ELEMENTS`` updated elements; above, by the routes
-    for any rows (which sort large ones first: faster there), with the same sums."""
+    for any rows (one read-modify-write pass per element: faster there), with the same
+    sums."""
     monkeypatch.setattr(_numpy, "_DISTINCT_MAX_ELEMENTS", 64)
     width = 16 if size == "at the bound" else 17
     rng = np.random.default_rng(5)

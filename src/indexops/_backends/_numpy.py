@@ -244,7 +244,7 @@ class NumpyBackend(HostKernels):
         are read before the write (into the gathered rows, a new array); the rows, which
         the assignment reads, are copied where they may share memory with ``table``.
         Up to :data:`_DISTINCT_MAX_ELEMENTS` updated elements; more give ``None`` (the
-        caller's routes, which sort large row sets first). Guards: ``take`` and fancy
+        caller's routes, which combine each element in one pass). Guards: ``take`` and fancy
         assignment check each row. A repeated row (a broken ``unique_indices`` promise)
         gets one of its results, as ``set`` does."""
         ufunc = _UFUNCS[how]
