@@ -563,3 +563,82 @@ def test_repeated_row_writes_prove_small_rows_distinct_with_their_range(library,
         x = lib.asarray(base.copy())
         got = calls["scatter"](x, lib.asarray(np.array(rows)), lib.asarray(updates), "add")
         assert np.array_equal(np.asarray(got), expected), rows
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_repeated_window_calls_at_int_starts_skip_the_starts_type_question(library, monkeypatch):
+    """dynamic_slice and dynamic_update_slice at Python-int starts keep an executor that
+    knows them ints (the signature's check): it no longer asks per call; starts given
+    as arrays still do. Each call clamps its own starts, an empty window writes nothing,
+    an update that views the operand is read before the write, and a read-only operand
+    is refused with copy=False, on the repeat as on the first call."""
+    from indexops._ops import dynamic_slice as _windows
+
+    lib = pytest.importorskip(library)
+    asked = []
+    all_ints = _windows._all_ints
+    monkeypatch.setattr(_windows, "_all_ints", lambda s: asked.append(1) or all_ints(s))
+    base = np.arange(30.0).reshape(5, 6)
+    for starts in ((1, 2), (-3, 9), (4, 0)):  # one signature, other values each call
+        asked.clear()
+        x = lib.asarray(base.copy())
+        expected = base.copy()
+        first = [min(max(starts[0], 0), 3), min(max(starts[1], 0), 4)]
+        read = indexops.dynamic_slice(x, starts, (2, 2))
+        np.testing.assert_array_equal(
+            np.asarray(read), base[first[0] : first[0] + 2, first[1] : first[1] + 2]
+        )
+        view = x[0:2, 0:2]  # the update views the operand: read before the write
+        expected[first[0] : first[0] + 2, first[1] : first[1] + 2] = base[0:2, 0:2]
+        got = indexops.dynamic_update_slice(x, view, starts, copy=False)
+        assert got is x and np.array_equal(np.asarray(got), expected), starts
+        assert asked == [], starts  # (the first call of each signature validates)
+    empty = lib.asarray(base.copy())
+    assert indexops.dynamic_update_slice(empty, empty[:0, :], (1, 1), copy=False) is empty
+    np.testing.assert_array_equal(np.asarray(empty), base)
+    asked.clear()
+    starts = (lib.asarray(np.array(1)), 2)
+    np.testing.assert_array_equal(
+        np.asarray(indexops.dynamic_slice(lib.asarray(base), starts, (2, 2))), base[1:3, 2:4]
+    )
+    assert asked
+    frozen = base.copy()
+    frozen.flags.writeable = False
+    for _ in range(2):
+        with pytest.raises(IndexOpsValueError, match="copy"):
+            indexops.dynamic_update_slice(frozen, np.ones((2, 2)), (1, 1), copy=False)
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_slice_scatter_decides_emptiness_and_flips_once_per_signature(library, monkeypatch):
+    """A slice_scatter that writes something and flips no axis keeps the assignment
+    alone as its executor; empty and reversed slices keep the general one. The results,
+    an update that views the data, and a read-only data with copy=False, alike."""
+    from indexops._ops import slice_scatter as _slices
+
+    lib = pytest.importorskip(library)
+    general = []
+    execute = _slices._execute
+    monkeypatch.setattr(_slices, "_execute", lambda *a: general.append(1) or execute(*a))
+    base = np.arange(30.0).reshape(5, 6)
+    cases = [  # start, stop, step, the NumPy key, whether the general executor runs
+        ([0, 1], [5, 6], [2, 3], np.s_[0:5:2, 1:6:3], False),
+        ([4, 5], [-6, -7], [-2, -3], np.s_[4::-2, 5::-3], True),
+        ([1, 1], [1, 6], [1, 1], np.s_[1:1, 1:6], True),
+    ]
+    for start, stop, step, key, flips_or_empty in cases:
+        for _ in range(2):  # the first call, and the repeat of the kept executor
+            general.clear()
+            x = lib.asarray(base.copy())
+            updates = base[: base[key].shape[0], : base[key].shape[1]]
+            view = x[: updates.shape[0], : updates.shape[1]]  # views the data
+            expected = base.copy()
+            expected[key] = updates
+            got = indexops.slice_scatter(x, view, start, stop, step, copy=False)
+            assert got is x and np.array_equal(np.asarray(got), expected), key
+            assert bool(general) == flips_or_empty, key
+    frozen = base.copy()
+    frozen.flags.writeable = False
+    for _ in range(2):
+        with pytest.raises(IndexOpsValueError, match="copy"):
+            indexops.slice_scatter(frozen, np.ones((3, 2)), [0, 1], [5, 6], [2, 3], copy=False)

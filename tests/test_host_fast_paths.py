@@ -408,6 +408,42 @@ def test_torch_row_gather_on_each_path(
     assert bool(allocated) == (above_grain and threads > 1 and big)
 
 
+@pytest.mark.backends("torch")
+@pytest.mark.parametrize(
+    "rows, clamped",
+    [
+        ([[3], [17], [5], [39], [0], [8], [39], [22]], False),  # few, in range: no clamp
+        ([[3], [-2], [5], [60]], True),  # outside: clamped
+        ([[r] for r in range(LIST_ENTRIES + 1)], True),  # in range, but more than a list
+    ],
+    ids=["few in range", "few outside", "many"],
+)
+@pytest.mark.parametrize("on_device", [False, True], ids=["host", "device paths"])
+def test_torch_row_gather_clamps_only_rows_not_shown_in_range(
+    monkeypatch, rows, clamped, on_device
+):
+    """``mode="clip"`` clamps the rows before ``index_select`` unless a few rows on the
+    host, read as one list, are in range; on the device paths nothing is read, so it
+    clamps (a repeated call alike)."""
+    import torch
+
+    from indexops._backends import _torch
+    from indexops._testing import device_paths
+
+    clamps = []
+    monkeypatch.setattr(_torch, "torch", _Spy(torch, "clamp", clamps))
+    operand = values_of(np.random.default_rng(0), (40, 16), "float32")
+    starts = np.array(rows)
+    attrs = {**ROW_GATHER, "index_vector_dim": 1, "slice_sizes": (1, 16)}
+    expected = gather_reference.gather(operand, starts, **attrs)
+    hook = device_paths() if on_device else contextlib.nullcontext()
+    with hook:
+        for _ in range(2):  # the first call, and the repeat of the kept executor
+            result = indexops.gather(torch.from_numpy(operand), torch.from_numpy(starts), **attrs)
+            assert_same(result, expected)
+    assert len(clamps) == (2 if clamped or on_device else 0)
+
+
 class _Spy:
     """A module whose function ``name`` records that it was called."""
 

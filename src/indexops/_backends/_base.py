@@ -269,6 +269,13 @@ class Backend:
             return None
         return False if self.all_in_range(rows, high) else None
 
+    def few_in_range(self, rows: Array, high: int) -> bool:
+        """Whether every entry of the integer array ``rows`` is shown to lie in ``[0,
+        high]`` by a read that costs less than a clip of them (a few entries on the
+        host): a clip would then change nothing. False where not shown (nothing read).
+        Here: never."""
+        return False
+
     def counts_up(self, x: Array, elements: int) -> bool:
         """Whether the values of the integer array ``x``, flat, are ``0, 1, 2, ...``,
         where the library reads them for a compiled kernel taking work of ``elements``

@@ -180,12 +180,26 @@ class HostKernels(NativeScatter):
         """:meth:`Backend.distinct_in_range`: up to :data:`LIST_ENTRIES` rows are read
         as one list, which answers both questions (distinct rows spare the writer its
         search for repeats); more, their range alone."""
-        if math.prod(rows.shape) > LIST_ENTRIES or not self.values_on_host(rows):
+        values = self._few_on_host(rows)
+        if values is None:
             return super().distinct_in_range(rows, high)
-        values = (rows if rows.ndim == 1 else rows.reshape(-1)).tolist()
         if not list_in_range(values, high):
             return None
         return len(set(values)) == len(values)
+
+    def few_in_range(self, rows: Array, high: int) -> bool:
+        """:meth:`Backend.few_in_range`: up to :data:`LIST_ENTRIES` rows on the host,
+        read as one list."""
+        values = self._few_on_host(rows)
+        return values is not None and list_in_range(values, high)
+
+    def _few_on_host(self, rows: Array) -> list[int] | None:
+        """The entries of the integer array ``rows``, flat, as one list where they are
+        at most :data:`LIST_ENTRIES` and on the host; else ``None`` (nothing read)."""
+        if math.prod(rows.shape) > LIST_ENTRIES or not self.values_on_host(rows):
+            return None
+        values: list[int] = (rows if rows.ndim == 1 else rows.reshape(-1)).tolist()
+        return values
 
     def counts_up(self, x: Array, elements: int) -> bool:
         """Whether the values of the integer array ``x``, flat, are ``0, 1, 2, ...``,

@@ -73,7 +73,7 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
     key = None if given is None else signature((SLICE, len(given[0]), given[1]), operand)
     if given is not None and key is not None:  # constant starts: checked once per signature
         starts, sizes = given
-        run = executor(key, lambda: _prepare_slice(operand, starts, sizes))
+        run = executor(key, lambda: _prepare_slice(operand, starts, sizes, ints=True))
         return run(operand, starts)
     backend = backend_for(SLICE, operand=operand)
     starts = _starts(backend, SLICE, operand, start_indices)
@@ -129,29 +129,36 @@ def dynamic_update_slice(
     key = None if given is None else signature((UPDATE, len(given[0])), operand, update)
     if given is not None and key is not None:  # constant starts: checked once per signature
         starts = given[0]
-        run = executor(key, lambda: _prepare_update(operand, update, starts))
+        run = executor(key, lambda: _prepare_update(operand, update, starts, ints=True))
         return run(operand, update, starts, copy)
     backend = backend_for(UPDATE, operand=operand, update=update)
     starts = _starts(backend, UPDATE, operand, start_indices)
     return _prepare_update(operand, update, starts)(operand, update, starts, copy)
 
 
-def _prepare_slice(operand: Array, starts: tuple[Any, ...], sizes: tuple[int, ...]) -> Executor:
+def _prepare_slice(
+    operand: Array, starts: tuple[Any, ...], sizes: tuple[int, ...], ints: bool = False
+) -> Executor:
     """Validate a read of ``sizes`` at ``starts`` (their count; not their values, which
-    are clamped): its executor, :func:`_execute_slice`."""
+    are clamped): its executor, :func:`_execute_slice`, or :func:`_slice_at_ints` where
+    ``ints`` (every call it serves has Python-int starts: those of the kept signatures)."""
     backend = backend_for(SLICE, operand=operand)
     shape = tuple(operand.shape)
     _check_window(SLICE, shape, starts, sizes, "slice_sizes", ("C2", "C4"))
-    return functools.partial(_execute_slice, backend, shape, sizes)
+    return functools.partial(_slice_at_ints if ints else _execute_slice, backend, shape, sizes)
 
 
-def _prepare_update(operand: Array, update: Array, starts: tuple[Any, ...]) -> Executor:
-    """Validate a write of ``update`` at ``starts``: its executor, :func:`_execute_update`."""
+def _prepare_update(
+    operand: Array, update: Array, starts: tuple[Any, ...], ints: bool = False
+) -> Executor:
+    """Validate a write of ``update`` at ``starts``: its executor, :func:`_execute_update`,
+    or :func:`_update_at_ints` where ``ints`` (as for :func:`_prepare_slice`)."""
     backend = backend_for(UPDATE, operand=operand, update=update)
     _check_update(operand, update)
     shape, sizes = tuple(operand.shape), tuple(update.shape)
     _check_window(UPDATE, shape, starts, sizes, "update.shape", ("C4", "C6"))
-    return functools.partial(_execute_update, backend, shape, sizes)
+    run = _update_at_ints if ints and 0 not in sizes else _execute_update
+    return functools.partial(run, backend, shape, sizes)
 
 
 def _execute_slice(
@@ -166,6 +173,33 @@ def _execute_slice(
     if _all_ints(starts):
         return _read(operand, _window(starts, shape, sizes))
     return backend.dynamic_slice(operand, _clamped(backend, starts, shape, sizes), sizes)
+
+
+def _slice_at_ints(
+    backend: Backend,
+    shape: tuple[int, ...],
+    sizes: tuple[int, ...],
+    operand: Array,
+    starts: tuple[int, ...],
+) -> Array:
+    """:func:`_execute_slice` for Python-int starts: the basic slice."""
+    return _read(operand, _window(starts, shape, sizes))
+
+
+def _update_at_ints(
+    backend: Backend,
+    shape: tuple[int, ...],
+    sizes: tuple[int, ...],
+    operand: Array,
+    update: Array,
+    starts: tuple[int, ...],
+    copy: bool | None,
+) -> Array:
+    """:func:`_execute_update` for Python-int starts and a window that is not empty: the
+    basic-slice assignment."""
+    in_place = writes_in_place(backend, UPDATE, operand, copy, name="operand")
+    window = _window(starts, shape, sizes)
+    return backend.assign_window(operand, window, update, in_place=in_place)
 
 
 def _execute_update(

@@ -130,6 +130,8 @@ def _prepare(data: Array, updates: Array, start: Any, stop: Any, step: Any, axes
         raise value_error(
             OP, "updates.shape", tuple(updates.shape), f"exactly the slice shape {plan.shape}"
         )
+    if math.prod(plan.shape) and not plan.flip_axes:  # the common call: decided here
+        return functools.partial(_assign, backend, plan.slices)
     return functools.partial(_execute, backend, plan)
 
 
@@ -239,3 +241,12 @@ def _execute(
     if plan.flip_axes:
         updates = backend.xp.flip(updates, axis=plan.flip_axes)
     return backend.assign_window(data, plan.slices, updates, in_place=in_place)
+
+
+def _assign(
+    backend: Backend, slices: tuple[slice, ...], data: Array, updates: Array, copy: bool | None
+) -> Array:
+    """:func:`_execute` for a plan that writes something and flips no axis: the strided
+    assignment alone."""
+    in_place = writes_in_place(backend, OP, data, copy, name="data")
+    return backend.assign_window(data, slices, updates, in_place=in_place)
