@@ -1036,6 +1036,51 @@ def test_one_array_of_rows_in_range_reads_by_the_library_s_own_indexing(xp, monk
 
 
 @pytest.mark.backends(lambda backend: backend.values_on_host)
+def test_many_rows_in_range_read_by_the_backend_s_row_take(xp, monkeypatch):
+    """More rows than the list read covers (17 and more, 1-D or not) read by the
+    backend's row take on repeat calls (faster there than the library's indexing), up
+    to 16 by the indexing: the same values as NumPy's ``x[rows]``, a new array."""
+    from indexops._backends import backend_for
+
+    table = np.arange(40.0 * 3).reshape(40, 3)
+    x = from_numpy(xp, table)
+    library = type(backend_for("test", x=x))
+    taken: list[int] = []
+    take_rows = library.take_rows
+
+    def spy(self: Any, table: Any, rows: Any) -> Any:
+        taken.append(rows.shape[0])
+        return take_rows(self, table, rows)
+
+    monkeypatch.setattr(library, "take_rows", spy)
+    rng = np.random.default_rng(2)
+    for rows, by_take in [
+        (rng.integers(0, 40, 16), False),
+        (rng.integers(0, 40, 17), True),
+        (rng.integers(0, 40, (3, 9)), True),
+    ]:
+        for _ in range(2):  # the first call of a signature, then a repeated one
+            taken.clear()
+            got = indexops.at(x)[from_numpy(xp, rows)].get()
+            assert_same(got, table[rows])
+            assert not np.shares_memory(to_numpy(got), to_numpy(x))
+        assert (rows.size in taken) == by_take, rows.shape
+
+
+@pytest.mark.backends("torch")
+def test_many_rows_read_by_the_row_take_carry_the_gradient(xp):
+    import torch
+
+    x = torch.arange(40.0 * 3).reshape(40, 3).requires_grad_()
+    rows = torch.tensor([3, 3, 39, 0] * 5)
+    for _ in range(2):
+        x.grad = None
+        (indexops.at(x)[rows].get() * 2).sum().backward()
+        expected = torch.zeros(40, 3).index_add_(0, rows, torch.full((20, 3), 2.0))
+        assert torch.equal(x.grad, expected)
+
+
+@pytest.mark.backends(lambda backend: backend.values_on_host)
 def test_updates_of_rows_in_range_go_straight_to_the_row_writer_on_repeat_calls(
     xp, backend, monkeypatch
 ):
