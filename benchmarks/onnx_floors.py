@@ -4,8 +4,8 @@ entry point users call, with and without the compiled kernels, beside the native
 expression and the one library pass that any composition of the library's calls must
 make.
 
-``python -m benchmarks.onnx_floors [--size 1/16,1/4,1] [--rounds 11] [--only TEXT]``
-(a few minutes on 2 cores, onnxruntime required) prints, per workload, library and size,
+``python -m benchmarks.onnx_floors [--size 1/16,1/4,1] [--rounds 11] [--only TEXT]
+[--host-threads N]`` (a few minutes on 2 cores, onnxruntime required) prints, per workload, library and size,
 the median time of onnxruntime (one thread) and of each form, each over onnxruntime and
 over the native expression, all sampled alternately in one process
 (:mod:`.interleaved`). The forms:
@@ -24,7 +24,9 @@ over the native expression, all sampled alternately in one process
   comparison over its result that finds the zeros whose sign IEEE-754 may change (9) and
   ``index_add`` (10); for ScatterND's replace and ScatterElements, the table's copy.
 
-torch runs on one thread, as in the runner.
+torch runs on one thread, as in the runner, and the compiled kernels on ``--host-threads``
+(default 1, as onnxruntime; ``0`` leaves the library's default, which splits a large
+element gather between every core: :func:`indexops.set_host_threads`).
 """
 
 from __future__ import annotations
@@ -345,10 +347,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--only", default="", help="workloads whose name contains this text")
     parser.add_argument("--library", default="numpy,torch")
+    parser.add_argument(
+        "--host-threads", type=int, default=1, help="the kernels' threads (0: the default)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
+    indexops.set_host_threads(args.host_threads or None)
     sizes = [Fraction(size) for size in args.size.split(",")]
-    print(f"torch {torch.get_num_threads()} thread, onnxruntime 1 thread")
+    print(
+        f"torch {torch.get_num_threads()} thread, onnxruntime 1 thread, "
+        f"the kernels up to {indexops.host_threads()}"
+    )
     print("| workload | library | size | form | ms | / onnxruntime | / native |")
     print("|---|---|---|---|---|---|---|")
     for name, workload in WORKLOADS.items():
