@@ -5,9 +5,9 @@ expression and the one library pass that any composition of the library's calls 
 make.
 
 ``python -m benchmarks.onnx_floors [--size 1/16,1/4,1] [--rounds 11] [--only TEXT]
-[--host-threads N]`` (a few minutes on 2 cores, onnxruntime required) prints, per workload, library and size,
-the median time of onnxruntime (one thread) and of each form, each over onnxruntime and
-over the native expression, all sampled alternately in one process
+[--host-threads N]`` (a few minutes on 2 cores, onnxruntime required) prints, per
+workload, library and size, the median time of onnxruntime (one thread) and of each form,
+each over onnxruntime and over the native expression, all sampled alternately in one process
 (:mod:`.interleaved`). The forms:
 
 * ``onnx``: ``indexops.onnx``'s operator (GatherElements with indices in ``[-s, s)``, as
