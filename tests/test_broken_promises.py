@@ -83,7 +83,7 @@ ROUTES = {
         "ufunc.at on rows", "ufunc.at on elements", "column pairs", "add by runs",
         "min or max by runs",
         "sparse product", "fancy set", "take", "take clipped", "count_distinct",
-        "take along axis", "zeros found in the result",
+        "take along axis", "zeros found in the result", "distinct rows written directly",
     ),
     # where numba is installed
     "numpy kernels": (
@@ -97,7 +97,7 @@ ROUTES = {
     "torch": (
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
-        "zeros found in the result",
+        "zeros found in the result", "distinct rows written directly",
     ),
 }  # fmt: skip
 
@@ -194,9 +194,10 @@ class _CountedUfunc:
 
 def spy_rows(routes: collections.Counter[str]) -> None:
     """The routes of the backend-independent row writer (``_execute/rows.py``)."""
-    from indexops._execute import rows
+    from indexops._execute import rows, writes
 
     spy(rows, "_combine_then_fix_zero_results", routes, lambda *a: "zeros found in the result")
+    spy(writes.RowWriter, "_distinct", routes, lambda *a: "distinct rows written directly")
 
 
 def spy_numpy(routes: collections.Counter[str]) -> None:

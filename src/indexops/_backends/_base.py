@@ -154,6 +154,22 @@ class Backend:
         """
         return tuple(int(x[i]) for i in range(x.shape[0]))
 
+    def writes_distinct_rows(self, dtype: Any, how: Named | None, elements: int) -> bool:
+        """Whether :meth:`write_distinct_rows` takes a write of ``elements`` updated
+        elements of ``dtype`` with ``how`` (replace where ``None``): a fact of the
+        signature, decided once by the row writer. Here: never."""
+        return False
+
+    def write_distinct_rows(
+        self, table: Array, rows: Array, values: Array, how: Named | None
+    ) -> Array:
+        """Write ``values[k]`` into row ``rows[k]`` of the 2-D ``table`` in place with
+        ``how`` (replace where ``None``), in one native step: the rows are distinct and
+        in range, neither they nor ``values`` share memory with ``table``, the write is one
+        :meth:`writes_distinct_rows` takes and autograd records nothing. Returns
+        ``table``."""
+        raise NotImplementedError
+
     def records_gradient(self, *arrays: Array) -> bool:
         """Whether the library's autograd records an op on ``arrays`` now (an array that
         requires grad, in grad mode). Tensors it records may be kept for the backward

@@ -16,7 +16,14 @@ from .._typing import Array
 from .._validate.combiners import Named
 from ._base import repeats_elements
 from ._dtypes import signed_of
-from ._host import HostKernels, all_in_range, count_distinct, holds_zero, rows_increase, zero_rows
+from ._host import (
+    HostKernels,
+    all_in_range,
+    count_distinct,
+    holds_zero,
+    rows_increase,
+    zero_rows,
+)
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 
@@ -234,6 +241,20 @@ class NumpyBackend(HostKernels):
             ufunc.at(flat, elements.reshape(-1), _as_elements(values[start : start + chunk], pair))
         return table
 
+    def _writes_distinct_natively(self, dtype: Any, how: Named | None) -> bool:
+        """Replace, and the combiners whose ufunc has a loop for ``dtype``."""
+        return how is None or _has_at_loop(_UFUNCS[how], np.dtype(dtype))
+
+    def write_distinct_rows(
+        self, table: Array, rows: Array, values: Array, how: Named | None
+    ) -> Array:
+        """Fancy assignment, or :meth:`_combine_distinct`'s gather, ufunc and assignment."""
+        if how is None:
+            return self._set(table, rows, values)
+        gathered = table.take(rows, axis=0)
+        _UFUNCS[how](gathered, values, out=gathered)
+        return self._set(table, rows, gathered)
+
     def _combine_distinct(
         self, table: Array, rows: Array, values: Array, how: Named
     ) -> Array | None:
@@ -252,10 +273,7 @@ class NumpyBackend(HostKernels):
             return None  # the caller's ways, as for ufunc.at (its casts, its passes)
         if values.size > _DISTINCT_MAX_ELEMENTS:
             return None
-        rows = _unshared(table, rows)
-        gathered = table.take(rows, axis=0)
-        ufunc(gathered, values, out=gathered)
-        return self._set(table, rows, gathered)
+        return self.write_distinct_rows(table, _unshared(table, rows), values, how)
 
 
 @static_cache(maxsize=64)

@@ -328,6 +328,17 @@ class TorchBackend(HostKernels):
             return table.index_copy(0, rows, values)
         return table.index_copy_(0, rows, values)
 
+    def _writes_distinct_natively(self, dtype: Any, how: Named | None) -> bool:
+        """Replace (:meth:`_set`), and add where :meth:`_combine` adds by ``index_add_``."""
+        return how is None or (how is Named.ADD and dtype not in _SIGNED_OF_UNSIGNED)
+
+    def write_distinct_rows(
+        self, table: Array, rows: Array, values: Array, how: Named | None
+    ) -> Array:
+        if how is None:
+            return self._set(table, rows, values)
+        return table.index_add_(0, rows, values)
+
     def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array | None:
         if table.dtype == torch.bool:
             return None

@@ -40,14 +40,16 @@ class RowWriter:
     ``rows_shape``, ``count`` rows written with one combiner, on one backend.
 
     What depends on those alone is decided once, here: whether anything is written,
-    whether the library writes chunk by chunk, and for min and max whether zero results
-    need IEEE-754's signs fixed (:func:`~indexops._execute.rows.signed_zero_fixes`).
-    A call does only what its values decide: copies of the updates that view ``x``,
-    the copy of a functional call (or of autograd's), the write. Immutable once made, so
-    one writer serves many threads.
+    whether the library writes chunk by chunk, for min and max whether zero results
+    need IEEE-754's signs fixed (:func:`~indexops._execute.rows.signed_zero_fixes`), and
+    whether rows known to be distinct go straight to the library's one native write
+    (:meth:`~indexops._backends.Backend.write_distinct_rows`: small writes, which no
+    compiled kernel takes, where autograd records nothing). A call does only what its values
+    decide: copies of the updates that view ``x``, the copy of a functional call (or of
+    autograd's), the write. Immutable once made, so one writer serves many threads.
     """
 
-    __slots__ = ("backend", "combiner", "empty", "rows_shape", "signed_zeros")
+    __slots__ = ("backend", "combiner", "direct", "dtype", "empty", "rows_shape", "signed_zeros")
 
     def __init__(
         self,
@@ -60,6 +62,12 @@ class RowWriter:
         self.backend, self.rows_shape, self.combiner = backend, rows_shape, combiner
         self.empty = 0 in (count, *rows_shape)
         self.signed_zeros = signed_zero_fixes(backend, dtype, combiner)
+        self.dtype = dtype
+        self.direct = (
+            not self.empty
+            and (combiner.replaces or combiner.named is not None)
+            and backend.writes_distinct_rows(dtype, combiner.named, count * rows_shape[1])
+        )
 
     def __call__(
         self,
@@ -73,6 +81,15 @@ class RowWriter:
     ) -> Array:
         """Write ``values`` at ``rows`` (see :func:`write_rows`)."""
         backend = self.backend
+        if (
+            self.direct
+            and unique
+            and keep is None
+            and values.dtype == self.dtype
+            and not backend.records_gradient(x, values)
+            and not (self.signed_zeros and backend.holds_zero(values))
+        ):  # (min and max: without a zero update no zero result has a sign to fix)
+            return self._distinct(x, rows, values, in_place)
         if self.empty:
             return _nothing_written(backend, x, values, in_place)
         if backend.chunked:  # Dask, imported only once its arrays are seen
@@ -94,6 +111,21 @@ class RowWriter:
             return result if result is not x else backend.copy(x)
         if written is not x and not backend.shares_memory(written, x):
             x[...] = backend.reshape(written, x.shape)
+        return x
+
+    def _distinct(self, x: Array, rows: Array, values: Array, in_place: bool) -> Array:
+        """The write of rows that do not repeat, where the library writes them in one
+        native step (``direct``): what :meth:`__call__` gives without its questions."""
+        backend = self.backend
+        if in_place:
+            rows, values = read_before_writing(backend, x, rows, values)
+        work = x if in_place else backend.copy(x)
+        table = backend.reshape(work, self.rows_shape)
+        backend.write_distinct_rows(table, rows, values, self.combiner.named)
+        if not in_place:
+            return backend.reshape(table, x.shape)
+        if table is not x and not backend.shares_memory(table, x):  # reshape made a copy
+            x[...] = backend.reshape(table, x.shape)
         return x
 
 

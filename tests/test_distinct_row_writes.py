@@ -1,0 +1,281 @@
+"""Small writes of distinct rows, which the row writer hands to the library's one native
+step (``Backend.write_distinct_rows``: NumPy's fancy assignment or gather, ufunc and
+assignment; torch's ``index_copy_`` and ``index_add_``), against the writer's general path
+and the generic backend, through every entry point that reaches them: ``scatter``,
+``scatter_update`` and ``at``'s updates, in place and into a copy, with updates that view
+the input, from many threads, and where the step must not run (autograd, repeated rows,
+signed zeros of min and max, writes the compiled kernels take).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+from helpers import ROW_SCATTER, map_in_threads, to_numpy
+
+import indexops
+from indexops._backends import _host
+from indexops._execute.writes import RowWriter
+from indexops._testing import generic_only
+
+torch = pytest.importorskip("torch")
+
+ROWS = np.array([5, 0, 3, 7])  # distinct, in range of the [8, 6] tables below
+WIDTH = 6
+
+# entry point -> combiners it is called with here
+SCATTERS = {
+    "scatter": (None, "add", "mul", "min", "max"),
+    "scatter_update": (None,),
+    "at": ("set", "add", "multiply", "min", "max"),
+}
+DTYPES = ("int8", "uint64", "float32", ">f8", "complex64", "bool")
+
+
+def write(entry: str, how: str | None, x, rows, y, copy):
+    """One write through ``entry`` (``rows`` an index array of x's library)."""
+    if entry == "scatter":
+        index = rows[:, None]
+        return indexops.scatter(x, index, y, update_computation=how, copy=copy, **ROW_SCATTER)
+    if entry == "scatter_update":
+        return indexops.scatter_update(x, -2, rows, y, copy=copy)
+    return getattr(indexops.at(x)[rows], how)(y, copy=copy)
+
+
+def combiners(library: str, dtype: str) -> list[tuple[str, str | None]]:
+    """(entry point, combiner) pairs a table of ``dtype`` takes: replace only for bool
+    (and torch's uint64, which the generic path, torch's own arithmetic, cannot add), no
+    min or max for complex."""
+    kind = np.dtype(dtype).kind
+    pairs = [(entry, how) for entry, hows in SCATTERS.items() for how in hows]
+    if kind == "b" or (library, dtype) == ("torch", "uint64"):
+        return [(e, h) for e, h in pairs if h in (None, "set")]
+    if kind == "c":
+        return [(e, h) for e, h in pairs if h not in ("min", "max")]
+    return pairs
+
+
+def values(dtype: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Values over the dtype's range (integers wrap in add and mul); floats without zeros,
+    so that min and max have no signs to fix, real ones with NaN and infinities among
+    them."""
+    rng = np.random.default_rng(seed)
+    kind = np.dtype(dtype).kind
+    if kind == "b":
+        return rng.random(shape) < 0.5
+    if kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+    drawn = rng.uniform(0.5, 4.0, shape) * rng.choice([-1.0, 1.0], shape)
+    if kind == "c":  # (no infinities: torch's complex kernels differ on them among themselves)
+        return (drawn + 1j * rng.uniform(0.5, 4.0, shape)).astype(dtype)
+    drawn.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+    return drawn.astype(dtype)
+
+
+def assert_equal(actual, expected, message: str = "") -> None:
+    """The same dtype (byte order included) and values (integers exactly, NaNs equal:
+    their payloads are not specified)."""
+    actual, expected = to_numpy(actual), to_numpy(expected)
+    assert actual.dtype == expected.dtype, message
+    np.testing.assert_array_equal(actual, expected, err_msg=message)
+
+
+@contextlib.contextmanager
+def counting(library: str):
+    """Count the row writer's direct writes (``counts[0]``) into arrays of ``library``."""
+    counts = [0]
+    original = RowWriter._distinct
+
+    def counted(self, x, *args):
+        counts[0] += type(x).__module__.split(".")[0] == library
+        return original(self, x, *args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RowWriter, "_distinct", counted)
+        yield counts
+
+
+def library_arrays(library: str, *arrays: np.ndarray) -> tuple:
+    """``arrays`` as they are (NumPy), or as torch tensors."""
+    if library == "numpy":
+        return arrays
+    return tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in arrays)
+
+
+LIBRARIES = ("numpy", "torch")
+
+
+@pytest.mark.parametrize(
+    ("library", "dtype"),
+    [(lib, dtype) for lib in LIBRARIES for dtype in DTYPES if lib == "numpy" or dtype != ">f8"],
+)
+@pytest.mark.parametrize("copy", [True, False, None])
+def test_direct_writes_equal_the_generic_path(library, dtype, copy):
+    """Each entry point's small write of distinct rows gives the generic backend's
+    result (integer wrap, NaN, infinities, the dtype and byte order: NumPy's, as torch
+    has no other), writes ``x`` itself exactly where asked, and runs the direct step
+    (repeated calls too) for the combiners the library writes in one step."""
+    for entry, how in combiners(library, dtype):
+        x0, y = values(dtype, (8, WIDTH), 1), values(dtype, (4, WIDTH), 2)
+        with generic_only():
+            expected = write(entry, how, *library_arrays(library, x0.copy(), ROWS, y), True)
+        for _ in range(2):  # the first call, then the repeat path
+            x, rows, y_in = library_arrays(library, x0.copy(), ROWS, y)
+            with counting(library) as counts, np.errstate(all="ignore"):
+                got = write(entry, how, x, rows, y_in, copy)
+            takes = library == "numpy" or how in (None, "set", "add")
+            assert counts[0] == int(takes), (entry, how)
+            assert (got is x) == (copy is not True), (entry, how)
+            if copy is True:
+                assert_equal(x, x0)
+            assert_equal(got, expected, f"{entry} {how}")
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("entry", ["scatter", "scatter_update", "at"])
+def test_direct_writes_in_place_read_updates_that_view_x(library, entry):
+    """In place, the updates are rows of ``x`` itself, two of them rows written: the
+    result is that of the updates as they were before the call."""
+    x0 = np.arange(8 * WIDTH, dtype=np.float64).reshape(8, WIDTH)
+    how = "add" if entry != "scatter_update" else None
+    expected = x0.copy()
+    before = expected[2:6].copy()
+    if how is None:
+        expected[ROWS] = before
+    else:
+        expected[ROWS] += before
+    (x,) = library_arrays(library, x0.copy())
+    rows = library_arrays(library, ROWS)[0]
+    with counting(library) as counts:
+        got = write(entry, how, x, rows, x[2:6], False)
+    assert counts[0] == 1
+    assert got is x
+    np.testing.assert_array_equal(to_numpy(x), expected)
+
+
+def test_direct_writes_in_place_read_rows_that_view_x():
+    """In place, the rows are entries of ``x`` itself (an int table), one of them in a
+    row written: the rows are read as they were before the call."""
+    x = np.zeros((8, 1), dtype=np.int64)
+    x[:4, 0] = ROWS
+    rows = x[:4, 0]  # a view: the write of row 0 changes rows[0]
+    expected = x.copy()
+    expected[ROWS, 0] = 9
+    with counting("numpy") as counts:
+        got = indexops.at(x)[rows].set(9, copy=False)
+    assert counts[0] == 1
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_direct_writes_into_a_strided_x_in_place():
+    """In place into an ``x`` whose rows are not contiguous, seen as rows of 6 elements
+    (a transposed array: its 2-D view is a copy): the result is ``x`` itself, written."""
+    x = np.zeros((3, 2, 8)).T
+    y = np.arange(4.0 * WIDTH).reshape(4, 2, 3)
+    expected = np.zeros((8, 2, 3))
+    expected[ROWS] = y
+    with counting("numpy") as counts:
+        got = indexops.at(x)[ROWS].set(y, copy=False)
+    assert counts[0] == 1
+    assert got is x
+    np.testing.assert_array_equal(x, expected)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_direct_writes_from_many_threads(library):
+    """Many threads repeat one signature's write on their own arrays at once: each
+    result is its own."""
+
+    def one(seed: int) -> bool:
+        rng = np.random.default_rng(seed)
+        rows = rng.permutation(8)[:4]
+        x0, y = rng.standard_normal((8, WIDTH)), rng.standard_normal((4, WIDTH))
+        x, rows_in, y_in = library_arrays(library, x0, rows, y)
+        expected = x0.copy()
+        for _ in range(20):
+            x = indexops.at(x)[rows_in].add(y_in)
+            expected[rows] += y
+        return np.array_equal(to_numpy(x), expected)
+
+    assert all(map_in_threads(one, range(64), threads=8))
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["repeated rows", "more elements than the kernels' minimum", "min with a zero update",
+     "a callable"],
+)  # fmt: skip
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_direct_writes_leave_other_writes_to_the_general_path(library, case):
+    """The direct step never runs where its result could differ: rows that repeat (the
+    last write wins), writes the compiled kernels take, min and max with a zero update
+    (signed zeros), callables; each result is the generic path's."""
+    rows, width, how, y_fill = ROWS, WIDTH, "add", 1.5
+    if case == "repeated rows":
+        rows, how = np.array([5, 0, 5, 7]), None
+    elif case == "more elements than the kernels' minimum":
+        width = _host.KERNEL_MIN_ELEMENTS
+    elif case == "min with a zero update":
+        how, y_fill = "min", -0.0
+    else:
+        how = lambda old, new: old * 2 + new  # noqa: E731  (no named combiner)
+    x0 = np.arange(8.0 * width).reshape(8, width)
+    y = np.full((4, width), y_fill)
+    x, rows_in, y_in = library_arrays(library, x0, rows, y)
+    with counting(library) as counts:
+        got = indexops.scatter(x, rows_in[:, None], y_in, update_computation=how, **ROW_SCATTER)
+    assert counts[0] == 0
+    with generic_only():
+        expected = indexops.scatter(
+            x, rows_in[:, None], y_in, update_computation=how, **ROW_SCATTER
+        )
+    assert_equal(got, expected)
+    if case == "min with a zero update":  # IEEE-754 minimum: -0.0 where it met +0.0
+        assert np.signbit(to_numpy(got)[0, 0]) and to_numpy(got)[0, 0] == 0
+
+
+def test_direct_writes_leave_what_autograd_records_to_the_general_path():
+    """torch: where autograd records (updates that require grad), the general path
+    writes new tensors; the gradient is that of ``index_add``."""
+    x = torch.arange(8.0 * WIDTH).reshape(8, WIDTH)
+    y = torch.ones(4, WIDTH, requires_grad=True)
+    rows = torch.from_numpy(ROWS)
+    with counting("torch") as counts:
+        got = indexops.at(x)[rows].add(y)
+    assert counts[0] == 0
+    (got * torch.arange(8.0)[:, None]).sum().backward()
+    expected = torch.from_numpy(ROWS).double()[:, None].expand(4, WIDTH).float()
+    torch.testing.assert_close(y.grad, expected)
+    torch.testing.assert_close(got, x.index_add(0, rows, y.detach()))
+
+
+def test_direct_writes_in_inference_mode():
+    """torch: inference tensors written in place inside ``torch.inference_mode()`` (a
+    decode step's cache) take the direct step."""
+    with torch.inference_mode():
+        cache = torch.zeros(8, WIDTH)
+        tokens = torch.ones(4, WIDTH)
+        with counting("torch") as counts:
+            for _ in range(2):
+                got = indexops.scatter_update(cache, -2, torch.from_numpy(ROWS), tokens)
+    assert counts[0] == 2
+    assert got is cache
+    expected = torch.zeros(8, WIDTH)
+    expected[torch.from_numpy(ROWS)] = 1.0
+    torch.testing.assert_close(cache, expected)
+
+
+def test_direct_writes_keep_the_write_from_earlier_repeats():
+    """A repeat call of the same signature with other rows, one of them outside, takes
+    the general path's error before anything is written: the direct step is only taken
+    on rows the call proved in range."""
+    x = np.zeros((8, WIDTH))
+    y = np.ones((4, WIDTH))
+    indexops.scatter_update(x, -2, ROWS, y)
+    before = x.copy()
+    with pytest.raises(ValueError, match="slot below 8"):
+        indexops.scatter_update(x, -2, np.array([1, 2, 8, 3]), y)
+    np.testing.assert_array_equal(x, before)
