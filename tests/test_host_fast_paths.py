@@ -408,6 +408,80 @@ def test_torch_row_gather_on_each_path(
     assert bool(allocated) == (above_grain and threads > 1 and big)
 
 
+# entry points that read or write a slice with a negative step: (name, call on a torch
+# tensor x, the same on its NumPy copy); the read ones return new arrays
+NEGATIVE_STEPS = {
+    "at get": (
+        lambda x: indexops.at(x)[::-2, 1:60:3].get(),
+        lambda a: a[::-2, 1:60:3].copy(),
+    ),
+    "onnx slice": (
+        lambda x: indexops.onnx.slice(x, [-1, 1], [-(2**62), 60], [0, 1], [-2, 3]),
+        lambda a: a[::-2, 1:60:3].copy(),
+    ),
+    "at set": (
+        lambda x: indexops.at(x)[::-2, 1:60:3].set(_half(x)),
+        lambda a: _numpy_set(a, _half(a)),
+    ),
+    "onnx slice_scatter": (
+        lambda x: indexops.onnx.slice_scatter(
+            x, _half(x), [-1, 1], [-(2**62), 60], [0, 1], [-2, 3]
+        ),
+        lambda a: _numpy_set(a, _half(a)),
+    ),
+}
+
+
+def _half(x):
+    """Updates of the shape of ``x[::-2, 1:60:3]``: the first rows' first 20 columns."""
+    return x[: (x.shape[0] + 1) // 2, :20]
+
+
+def _numpy_set(a, values):
+    out = a.copy()
+    out[::-2, 1:60:3] = values
+    return out
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.parametrize("entry", list(NEGATIVE_STEPS))
+@pytest.mark.parametrize("rows", [64, 4096], ids=["within the grain", "above the grain"])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("kind", ["float32", "bfloat16", "requires grad"])
+def test_torch_flips_through_numpy_where_it_may(monkeypatch, entry, rows, threads, kind):
+    """A slice with a negative step (torch has none) is read flipped: by NumPy's copy
+    of the flipped view above the parallel grain on one thread, for tensors NumPy can
+    view without autograd; else ``torch.flip``. The same result either way, through
+    every entry point, with the gradient where autograd records."""
+    import torch
+
+    from indexops._backends import _torch
+
+    flipped = []
+    monkeypatch.setattr(_torch, "np", _Spy(np, "flip", flipped))
+    call, reference = NEGATIVE_STEPS[entry]
+    operand = values_of(np.random.default_rng(rows), (rows, 64), "float32")
+    x = torch.from_numpy(operand)
+    if kind == "bfloat16":
+        x = x.to(torch.bfloat16)
+        operand = x.float().numpy()
+    if kind == "requires grad":
+        x.requires_grad_(True)
+    with _torch_threads(threads):
+        result = call(x)
+    assert result.dtype == x.dtype
+    expected = reference(operand)
+    assert_same(result.detach().float() if kind == "bfloat16" else result.detach(), expected)
+    elements = ((rows + 1) // 2) * 20
+    numpy_may = threads == 1 and kind == "float32" and elements > _torch.PARALLEL_GRAIN_ELEMENTS
+    assert bool(flipped) == numpy_may
+    if kind == "requires grad" and entry in ("at get", "onnx slice"):
+        result.sum().backward()
+        grad = np.zeros_like(operand)
+        grad[::-2, 1:60:3] = 1
+        np.testing.assert_array_equal(x.grad.numpy(), grad)
+
+
 @pytest.mark.backends("torch")
 @pytest.mark.parametrize(
     "rows, clamped",

@@ -788,7 +788,7 @@ def slice(data: Array, starts: Any, ends: Any, axes: Any = None, steps: Any = No
     plan = _slice_plan(op, data, starts, ends, axes, steps)
     sliced = data[plan.slices]
     if plan.flip_axes:
-        sliced = backend.xp.flip(sliced, axis=plan.flip_axes)
+        sliced = backend.flipped(sliced, plan.flip_axes)
     return sliced
 
 

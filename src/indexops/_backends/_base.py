@@ -338,6 +338,11 @@ class Backend:
         microseconds); libraries override it where their own method is cheaper."""
         return x if x.shape == shape else self.xp.reshape(x, shape)
 
+    def flipped(self, x: Array, axes: tuple[int, ...]) -> Array:
+        """A new array of ``x``'s elements in reverse order along ``axes``
+        (``xp.flip``)."""
+        return self.xp.flip(x, axis=axes)
+
     def permute_dims(self, x: Array, axes: tuple[int, ...]) -> Array:
         """``xp.permute_dims``, skipped for the identity (a call costs microseconds)."""
         if axes in _IDENTITY_PERMUTATIONS:

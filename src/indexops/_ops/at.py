@@ -934,7 +934,7 @@ def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:
     """``x[idx]`` for a basic ``idx``, by the library's own slicing, as a new array."""
     view = x[basic.key]
     if basic.flips:
-        return backend.xp.flip(view, axis=basic.flips)
+        return backend.flipped(view, basic.flips)
     return backend.copy(view)
 
 
@@ -946,7 +946,7 @@ def _write_basic(
     xp = backend.xp
     out = x if in_place else backend.copy(x)
     if basic.flips:  # the key takes the elements in increasing order: so must y
-        y = xp.flip(y, axis=basic.flips)
+        y = backend.flipped(y, basic.flips)
     if combiner.fn is None:
         if in_place and backend.shares_memory(y, out):
             y = backend.copy(y)

@@ -239,7 +239,7 @@ def _execute(
     if math.prod(plan.shape) == 0:
         return data if in_place else backend.copy(data)
     if plan.flip_axes:
-        updates = backend.xp.flip(updates, axis=plan.flip_axes)
+        updates = backend.flipped(updates, plan.flip_axes)
     return backend.assign_window(data, plan.slices, updates, in_place=in_place)
 
 
