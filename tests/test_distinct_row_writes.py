@@ -1,6 +1,7 @@
 """Small writes of distinct rows, which the row writer hands to the library's one native
 step (``Backend.write_distinct_rows``: NumPy's fancy assignment or gather, ufunc and
-assignment; torch's ``index_copy_`` and ``index_add_``), against the writer's general path
+assignment; torch's ``index_copy_``, ``index_add_`` or ``index_select``, the function
+and ``index_copy_``), against the writer's general path
 and the generic backend, through every entry point that reaches them: ``scatter``,
 ``scatter_update`` and ``at``'s updates, in place and into a copy, with updates that view
 the input, from many threads, and where the step must not run (autograd, repeated rows,
@@ -18,7 +19,7 @@ from helpers import ROW_SCATTER, map_in_threads, to_numpy
 import indexops
 from indexops._backends import _host
 from indexops._execute.writes import RowWriter
-from indexops._testing import generic_only
+from indexops._testing import device_paths, generic_only
 
 torch = pytest.importorskip("torch")
 
@@ -117,7 +118,7 @@ def test_direct_writes_equal_the_generic_path(library, dtype, copy):
     """Each entry point's small write of distinct rows gives the generic backend's
     result (integer wrap, NaN, infinities, the dtype and byte order: NumPy's, as torch
     has no other), writes ``x`` itself exactly where asked, and runs the direct step
-    (repeated calls too) for the combiners the library writes in one step."""
+    (repeated calls too)."""
     for entry, how in combiners(library, dtype):
         x0, y = values(dtype, (8, WIDTH), 1), values(dtype, (4, WIDTH), 2)
         with generic_only():
@@ -126,8 +127,7 @@ def test_direct_writes_equal_the_generic_path(library, dtype, copy):
             x, rows, y_in = library_arrays(library, x0.copy(), ROWS, y)
             with counting(library) as counts, np.errstate(all="ignore"):
                 got = write(entry, how, x, rows, y_in, copy)
-            takes = library == "numpy" or how in (None, "set", "add")
-            assert counts[0] == int(takes), (entry, how)
+            assert counts[0] == 1, (entry, how)
             assert (got is x) == (copy is not True), (entry, how)
             if copy is True:
                 assert_equal(x, x0)
@@ -235,6 +235,24 @@ def test_direct_writes_leave_other_writes_to_the_general_path(library, case):
     assert_equal(got, expected)
     if case == "min with a zero update":  # IEEE-754 minimum: -0.0 where it met +0.0
         assert np.signbit(to_numpy(got)[0, 0]) and to_numpy(got)[0, 0] == 0
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("how", [None, "add", "min"])
+def test_direct_writes_read_nothing_where_values_are_not_on_the_host(library, how):
+    """Where values are not on the host (a GPU, tracing: the ``device_paths`` hook), rows
+    distinct by ``unique_indices=True`` take the direct step without reading anything;
+    float min and max, whose zero updates would need a read, keep the general path."""
+    x0, y = values("float32", (8, WIDTH), 3), values("float32", (4, WIDTH), 4)
+    x, rows, y_in = library_arrays(library, x0, ROWS, y)
+    attributes = {**ROW_SCATTER, "update_computation": how, "unique_indices": True}
+    attributes["mode"] = "promise_in_bounds"  # ("drop" masks its rows there: no fast step)
+    with device_paths(), counting(library) as counts:
+        got = indexops.scatter(x, rows[:, None], y_in, **attributes)
+    assert counts[0] == int(how != "min")
+    with generic_only():
+        expected = indexops.scatter(x, rows[:, None], y_in, **attributes)
+    assert_equal(got, expected)
 
 
 def test_direct_writes_leave_what_autograd_records_to_the_general_path():

@@ -87,8 +87,8 @@ class RowWriter:
             and keep is None
             and values.dtype == self.dtype
             and not backend.records_gradient(x, values)
-            and not (self.signed_zeros and backend.holds_zero(values))
-        ):  # (min and max: without a zero update no zero result has a sign to fix)
+            and (not self.signed_zeros or _no_zero_on_host(backend, values))
+        ):
             return self._distinct(x, rows, values, in_place)
         if self.empty:
             return _nothing_written(backend, x, values, in_place)
@@ -127,6 +127,13 @@ class RowWriter:
         if table is not x and not backend.shares_memory(table, x):  # reshape made a copy
             x[...] = backend.reshape(table, x.shape)
         return x
+
+
+def _no_zero_on_host(backend: Backend, values: Array) -> bool:
+    """Whether ``values``, on the host, hold no zero: then no zero result of min or max
+    has a sign to fix (a zero result is then the table's own). Nothing is read where
+    they are not on the host (a device, tracing)."""
+    return backend.values_on_host(values) and not backend.holds_zero(values)
 
 
 def _nothing_written(backend: Backend, x: Array, values: Array, in_place: bool) -> Array:
