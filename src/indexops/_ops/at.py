@@ -584,8 +584,10 @@ class At:
         if kinds is not None and not _of_kinds(backend, x.dtype, kinds):
             raise type_error(op, "x.dtype", str(x.dtype), f"a dtype of kind {' or '.join(kinds)}")
         in_place = writes_in_place(backend, op, x, copy, name="x")
-        as_flag(op, "indices_are_sorted", indices_are_sorted)
-        unique_indices = as_flag(op, "unique_indices", unique_indices)
+        if indices_are_sorted is not False:  # (the defaults need no call)
+            as_flag(op, "indices_are_sorted", indices_are_sorted)
+        if unique_indices is not False:
+            unique_indices = as_flag(op, "unique_indices", unique_indices)
         updates = _updates(op, backend, x, y, plan.result_shape, update.negate)
         if method == "power" and backend.has_kind(x.dtype, "signed integer"):
             updates = _non_negative_exponents(op, backend, y, updates)
@@ -686,6 +688,8 @@ def _updates(
 ) -> Array:
     """``y`` broadcast to ``shape`` in x's dtype: an array that casts to it within its
     kind (NumPy's ``same_kind``), or a Python scalar that x's dtype holds."""
+    if type(y) is type(x) and y.shape == shape and y.dtype == x.dtype and not negate:
+        return y  # the common call: nothing to check, cast or broadcast
     xp = backend.xp
     if is_array(y):
         if type(y) is not type(x):
