@@ -255,6 +255,28 @@ def test_direct_writes_read_nothing_where_values_are_not_on_the_host(library, ho
     assert_equal(got, expected)
 
 
+@pytest.mark.parametrize("how", ["mul", "min", "add", None])
+def test_torch_direct_combines_up_to_their_row_count(how):
+    """torch's multiply, min and max of distinct rows take the direct step up to
+    ``DISTINCT_COMBINE_MAX_ROWS`` rows (above, ``scatter_reduce_`` costs as little);
+    replace and add at any count the kernels leave; the generic path's result either
+    way."""
+    from indexops._backends._torch import DISTINCT_COMBINE_MAX_ROWS
+
+    for count in (DISTINCT_COMBINE_MAX_ROWS, DISTINCT_COMBINE_MAX_ROWS + 1):
+        x0 = values("float32", (2 * count, 2), count)
+        y = values("float32", (count, 2), count + 1)
+        rows = np.random.default_rng(count).permutation(2 * count)[:count, None]
+        x, rows_in, y_in = library_arrays("torch", x0, rows, y)
+        attributes = {**ROW_SCATTER, "update_computation": how, "unique_indices": True}
+        with counting("torch") as counts:
+            got = indexops.scatter(x, rows_in, y_in, **attributes)
+        direct = how in (None, "add") or count <= DISTINCT_COMBINE_MAX_ROWS
+        assert counts[0] == int(direct), (how, count)
+        with generic_only():
+            assert_equal(got, indexops.scatter(x, rows_in, y_in, **attributes))
+
+
 def test_direct_writes_leave_what_autograd_records_to_the_general_path():
     """torch: where autograd records (updates that require grad), the general path
     writes new tensors; the gradient is that of ``index_add``."""

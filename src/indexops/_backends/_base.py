@@ -154,10 +154,10 @@ class Backend:
         """
         return tuple(int(x[i]) for i in range(x.shape[0]))
 
-    def writes_distinct_rows(self, dtype: Any, how: Named | None, elements: int) -> bool:
-        """Whether :meth:`write_distinct_rows` takes a write of ``elements`` updated
-        elements of ``dtype`` with ``how`` (replace where ``None``): a fact of the
-        signature, decided once by the row writer. Here: never."""
+    def writes_distinct_rows(self, dtype: Any, how: Named | None, count: int, width: int) -> bool:
+        """Whether :meth:`write_distinct_rows` takes a write of ``count`` rows of
+        ``width`` elements of ``dtype`` with ``how`` (replace where ``None``): a fact of
+        the signature, decided once by the row writer. Here: never."""
         return False
 
     def write_distinct_rows(

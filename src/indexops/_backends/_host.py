@@ -163,15 +163,17 @@ class HostKernels(NativeScatter):
     the kernels do not take or :meth:`host_arrays` refuses) the library's own element
     gather (:meth:`take_along_axis_natively`) and the base classes' ways run."""
 
-    def writes_distinct_rows(self, dtype: Any, how: Named | None, elements: int) -> bool:
+    def writes_distinct_rows(self, dtype: Any, how: Named | None, count: int, width: int) -> bool:
         """Writes the compiled kernels would not take (fewer than
         :data:`KERNEL_MIN_ELEMENTS` elements), where the library has one native step for
         them (:meth:`_writes_distinct_natively`)."""
-        return elements < KERNEL_MIN_ELEMENTS and self._writes_distinct_natively(dtype, how)
+        return count * width < KERNEL_MIN_ELEMENTS and self._writes_distinct_natively(
+            dtype, how, count
+        )
 
-    def _writes_distinct_natively(self, dtype: Any, how: Named | None) -> bool:
-        """Whether :meth:`write_distinct_rows` writes ``dtype`` with ``how`` in one native
-        step."""
+    def _writes_distinct_natively(self, dtype: Any, how: Named | None, count: int) -> bool:
+        """Whether :meth:`write_distinct_rows` writes ``count`` rows of ``dtype`` with
+        ``how`` in one native step, as fast as the backend's other ways or faster."""
         raise NotImplementedError
 
     def host_arrays(self, *arrays: Array) -> list[np.ndarray] | None:

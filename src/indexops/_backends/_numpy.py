@@ -241,7 +241,7 @@ class NumpyBackend(HostKernels):
             ufunc.at(flat, elements.reshape(-1), _as_elements(values[start : start + chunk], pair))
         return table
 
-    def _writes_distinct_natively(self, dtype: Any, how: Named | None) -> bool:
+    def _writes_distinct_natively(self, dtype: Any, how: Named | None, count: int) -> bool:
         """Replace, and the combiners whose ufunc has a loop for ``dtype``."""
         return how is None or _has_at_loop(_UFUNCS[how], np.dtype(dtype))
 

@@ -56,6 +56,11 @@ _FLOAT8 = frozenset(
 # what rows are moved as: the same bits in a type torch has the kernels for
 _BITS_OF = {**_SIGNED_OF_UNSIGNED, **dict.fromkeys(_FLOAT8, torch.int8)}
 _TORCH_FUNCTIONS = {Named.MUL: torch.mul, Named.MIN: torch.minimum, Named.MAX: torch.maximum}
+# Multiply, min and max of rows proven distinct, as index_select, the function and
+# index_copy_, cost 0.84-0.94 of scatter_reduce_ of the rows expanded up to 60 rows, and
+# 0.98-1.07 from 120 rows on (one thread, float32; benchmarks/README.md, "Issue 35:
+# distinct rows written in one native step"): up to this many rows they take that way
+DISTINCT_COMBINE_MAX_ROWS = 64
 
 # Row gathers on the host (measured in benchmarks/torch_row_gather.py, tables in
 # benchmarks/HISTORY.md, issue 13 section 3):
@@ -346,10 +351,15 @@ class TorchBackend(HostKernels):
             return table.index_copy(0, rows, values)
         return table.index_copy_(0, rows, values)
 
-    def _writes_distinct_natively(self, dtype: Any, how: Named | None) -> bool:
-        """Replace (:meth:`_set`); the combiners on the dtypes torch computes in (not its
-        unsigned types beyond uint8, whose combines go through signed views)."""
-        return how is None or dtype not in _SIGNED_OF_UNSIGNED
+    def _writes_distinct_natively(self, dtype: Any, how: Named | None, count: int) -> bool:
+        """Replace (:meth:`_set`) and add (``index_add_``); multiply, min and max of up
+        to :data:`DISTINCT_COMBINE_MAX_ROWS` rows; neither for torch's unsigned types
+        beyond uint8, whose combines go through signed views."""
+        if how is None:
+            return True
+        if dtype in _SIGNED_OF_UNSIGNED:
+            return False
+        return how is Named.ADD or count <= DISTINCT_COMBINE_MAX_ROWS
 
     def write_distinct_rows(
         self, table: Array, rows: Array, values: Array, how: Named | None

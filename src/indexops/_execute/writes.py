@@ -66,7 +66,7 @@ class RowWriter:
         self.direct = (
             not self.empty
             and (combiner.replaces or combiner.named is not None)
-            and backend.writes_distinct_rows(dtype, combiner.named, count * rows_shape[1])
+            and backend.writes_distinct_rows(dtype, combiner.named, count, rows_shape[1])
         )
 
     def __call__(

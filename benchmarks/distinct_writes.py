@@ -1,0 +1,85 @@
+"""Row writes of distinct rows at the sizes the row writer's direct step takes.
+
+``python -m benchmarks.distinct_writes [--rounds 21] [--backend numpy,torch]
+[--base-package NAME]`` prints, per library, combiner and shape, the CPU time per call of
+``indexops.scatter`` with ``unique_indices=True`` into a copy (rows of float32 tables four
+times the rows written, in ``[5, 6]`` plus noise: no zero), sampled alternately
+(:mod:`.interleaved`) with the same call of another copy of indexops importable under
+``NAME`` (the source of a base commit, for before/after in one process). The shapes span
+the direct step's range: up to 1023 updated elements (the compiled kernels take the
+rest). See benchmarks/README.md, "Issue 35: distinct rows written in one native step".
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import time
+from typing import Any
+
+import numpy as np
+
+import indexops
+
+from .interleaved import medians
+
+ROWS = {
+    "update_window_dims": (1,),
+    "inserted_window_dims": (0,),
+    "scatter_dims_to_operand_dims": (0,),
+    "index_vector_dim": 1,
+}
+SHAPES = ((8, 16), (16, 60), (60, 16), (250, 4))  # rows written x row width
+COMBINERS = (None, "add", "mul", "max")
+
+
+def arrays(library: str, count: int, width: int) -> tuple[Any, Any, Any]:
+    """A table of ``4 * count`` rows, ``count`` distinct rows as ``[count, 1]`` and the
+    updates, as arrays of ``library``."""
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((4 * count, width)).astype(np.float32) + 5
+    rows = rng.permutation(4 * count)[:count, None]
+    updates = rng.standard_normal((count, width)).astype(np.float32) + 5
+    if library == "torch":
+        import torch
+
+        return torch.from_numpy(table), torch.from_numpy(rows), torch.from_numpy(updates)
+    return table, rows, updates
+
+
+def _scatter(package: Any, table: Any, rows: Any, updates: Any, how: str | None) -> Any:
+    return package.scatter(
+        table, rows, updates, update_computation=how, unique_indices=True, **ROWS
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--backend", default="numpy,torch")
+    parser.add_argument("--base-package", default=None, help="another copy of indexops")
+    args = parser.parse_args(argv)
+    base = importlib.import_module(args.base_package) if args.base_package else None
+    packages = {"indexops": indexops, **({"base": base} if base else {})}
+    print("| library | combiner | rows x width | " + " | ".join(f"{n} (us)" for n in packages)
+          + (" | indexops / base |" if base else " |"))  # fmt: skip
+    print("|---" * (3 + len(packages) + bool(base)) + "|")
+    for library in args.backend.split(","):
+        if library == "torch":
+            importlib.import_module("torch").set_num_threads(1)
+        for how in COMBINERS:
+            for count, width in SHAPES:
+                call = (*arrays(library, count, width), how)
+                forms = {
+                    name: lambda package=package, call=call: _scatter(package, *call)
+                    for name, package in packages.items()
+                }
+                times = medians(forms, args.rounds, clock=time.thread_time)
+                cells = " | ".join(f"{times[name] * 1e6:.1f}" for name in packages)
+                ratio = f" | {times['indexops'] / times['base']:.2f}" if base else ""
+                print(f"| {library} | {how} | {count} x {width} | {cells}{ratio} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
