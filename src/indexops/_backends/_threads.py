@@ -191,6 +191,8 @@ def run_parts(task: Callable[[int, int], T], count: int, parts: int) -> list[T]:
     other calls' ranges. Where the caller's range raises (an interrupt), no range runs
     after the call: those not taken are dropped, those taken are waited for. ``task``
     must release the GIL (a ``nogil`` kernel) to gain anything."""
+    if parts <= 1:  # (the common call: no ranges to make)
+        return [task(0, count)]
     ranges = split(count, parts)
     if len(ranges) <= 1:
         return [task(0, count)]

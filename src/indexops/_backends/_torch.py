@@ -119,7 +119,9 @@ class TorchBackend(HostKernels):
         plain ``torch.Tensor``), none requiring grad (a kernel's result would carry no
         gradient); ``None`` otherwise, or where NumPy has no view (bfloat16, a tensor
         with its conjugate bit set)."""
-        if not all(self.values_on_host(t) and not t.requires_grad for t in arrays):
+        if not self.host_reads or torch_is_compiling():  # (asked once for all of them)
+            return None
+        if not all(_eager_on_cpu(t) and not t.requires_grad for t in arrays):
             return None
         try:
             return [t.numpy() for t in arrays]
@@ -135,12 +137,7 @@ class TorchBackend(HostKernels):
         torch.autograd.graph.increment_version(x)
 
     def _values_on_host(self, x: Array) -> bool:
-        return (
-            x.is_cpu
-            and type(x) in _PLAIN_TYPES
-            and not torch_is_compiling()
-            and not torch._C._functorch.is_functorch_wrapped_tensor(x)
-        )
+        return not torch_is_compiling() and _eager_on_cpu(x)  # (Dynamo cannot trace the latter)
 
     def records_gradient(self, *arrays: Array) -> bool:
         for x in arrays:  # (a loop: a generator costs more than the check, in small calls)
@@ -498,6 +495,17 @@ def _leaf_or_view_of_one(x: Array) -> bool:
     if x.is_leaf:
         return True
     return not torch_is_compiling() and x._base is not None and x._base.is_leaf
+
+
+def _eager_on_cpu(x: Array) -> bool:
+    """Whether ``x`` is a plain tensor on the CPU, not one of functorch's wrappers
+    (``vmap``, ``grad``): its values are on the host unless ``torch.compile`` traces,
+    which callers ask first (Dynamo cannot trace functorch's question)."""
+    return (
+        x.is_cpu
+        and type(x) in _PLAIN_TYPES
+        and not torch._C._functorch.is_functorch_wrapped_tensor(x)
+    )
 
 
 def _numpy_allocated(shape: tuple[int, ...], dtype: torch.dtype) -> Array:
