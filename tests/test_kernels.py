@@ -14,6 +14,8 @@ over from are tested without them in tests/test_host_fast_paths.py.
 from __future__ import annotations
 
 import concurrent.futures
+import os
+import subprocess
 import sys
 
 import ml_dtypes
@@ -389,6 +391,55 @@ def test_read_only_updates_and_indices_compile_no_other_signature(ran):
     for kernel in (kernels._add_rows, kernels._take_along):
         arrays = [t for signature in kernel.signatures for t in signature]
         assert all(t.mutable for t in arrays if isinstance(t, types.Array))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+@pytest.mark.parametrize("size", [17, 300])
+@pytest.mark.parametrize("case", ["inside", "at the bound", "one above", "negative", "empty"])
+def test_all_in_range_by_the_kernels(dtype, size, case):
+    """The host's range check of more than 16 entries runs one compiled pass once the
+    kernels are loaded (and NumPy's reduction without them, or for arrays they do not
+    take): the same answer either way, negative entries outside, ``high < 0`` only for
+    no entries."""
+    x = np.arange(size, dtype=dtype)[::-1].copy()  # 0 at the end: a late entry decides
+    high = size - 1
+    if case == "at the bound":
+        x[-1] = high
+    elif case == "one above":
+        x[-1] = high + 1
+    elif case == "negative":
+        x[-1] = -1
+    elif case == "empty":
+        high = -1
+    expected = case in ("inside", "at the bound")
+    calls = []
+    compiled = kernels.all_in_range
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kernels, "all_in_range", lambda *a: calls.append(a) or compiled(*a))
+        assert _host.all_in_range(x, high) is expected
+        strided = x[::2]  # not contiguous: the kernel declines, NumPy answers
+        assert _host.all_in_range(strided, high) is bool(np.all((strided >= 0) & (strided <= high)))
+        with without_kernels():
+            assert _host.all_in_range(x, high) is expected
+    assert len(calls) == 1 + (strided.size > 16)  # (up to 16 entries: a list)
+    assert kernels.all_in_range(np.arange(20, dtype=np.uint64), 30) is None
+    assert kernels.all_in_range(np.zeros(0, dtype=np.int64), -1) is True
+
+
+def test_range_check_never_imports_numba():
+    """A range check of many entries in a process that has not loaded the kernels (no
+    call was large enough) takes NumPy's reduction: numba stays unimported."""
+    code = (
+        "import sys, numpy as np\n"
+        "from indexops._backends._host import all_in_range\n"
+        "assert all_in_range(np.arange(100), 99) and not all_in_range(np.arange(100), 98)\n"
+        "assert 'numba' not in sys.modules, 'numba was imported'\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_kernel_rows_outside_raise_index_error():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import math
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -30,10 +31,15 @@ LIST_ENTRIES = 16
 
 
 def all_in_range(x: np.ndarray, high: int) -> bool:
-    """Whether every entry of the integer array ``x`` lies in ``[0, high]``: one reduction,
-    or Python's min and max of a small array's list."""
+    """Whether every entry of the integer array ``x`` lies in ``[0, high]``: Python's min
+    and max of a small array's list; one compiled pass where a call has loaded the
+    kernels already (this check never imports numba); else one reduction."""
     if x.size <= LIST_ENTRIES:
         return list_in_range(x.reshape(-1).tolist(), high)
+    compiled = loaded_kernels()
+    found = None if compiled is None else compiled.all_in_range(x, high)
+    if found is not None:
+        return found
     if x.dtype.kind == "i":  # negatives read as unsigned are above every bound
         unsigned = _UNSIGNED[x.dtype.itemsize]
         x = x.view(unsigned if x.dtype.isnative else unsigned.newbyteorder(x.dtype.byteorder))
@@ -143,6 +149,14 @@ def kernels() -> ModuleType | None:
     not installed or fails to import (then every call takes the paths it takes without
     it), and within the test hook ``without_kernels()``."""
     return None if KERNELS_OFF.get() else _imported_kernels()
+
+
+def loaded_kernels() -> ModuleType | None:
+    """:func:`kernels` where a call has imported them already, else ``None``: for checks
+    too small to be worth numba's import."""
+    if KERNELS_OFF.get():
+        return None
+    return sys.modules.get(f"{__package__}._kernels")
 
 
 @functools.cache

@@ -328,6 +328,29 @@ _ALONG_KERNELS = {
 }
 
 
+@_kernel
+def _first_above(x: Array, high: int) -> int:
+    """The position of the first entry of the 1-D ``x`` above ``high`` (``high >= 0``),
+    a negative entry included (above every bound as unsigned), or -1."""
+    bound = np.uint64(high)
+    for k in range(x.shape[0]):
+        if np.uint64(x[k]) > bound:
+            return k
+    return -1
+
+
+def all_in_range(x: Array, high: int) -> bool | None:
+    """Whether every entry of the integer array ``x`` lies in ``[0, high]``, by one
+    compiled pass (the NumPy reduction it replaces runs its machinery cold after a large
+    write: 12-17 us against 0-3 for 256-1024 rows); ``None`` where no kernel takes ``x``
+    (not int64 or int32, or not C-contiguous)."""
+    if x.dtype not in _INDEX_TYPES or not x.flags.c_contiguous:
+        return None
+    if high < 0:
+        return x.size == 0
+    return int(_first_above(x.reshape(-1), high)) < 0
+
+
 # -- what the kernels run on: dtypes seen as the types numba computes in -----------------------
 
 _UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
