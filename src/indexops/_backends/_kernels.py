@@ -329,26 +329,27 @@ _ALONG_KERNELS = {
 
 
 @_kernel
-def _first_above(x: Array, high: int) -> int:
-    """The position of the first entry of the 1-D ``x`` above ``high`` (``high >= 0``),
-    a negative entry included (above every bound as unsigned), or -1."""
-    bound = np.uint64(high)
+def _largest_unsigned(x: Array) -> int:
+    """The largest entry of the 1-D integer ``x`` read as unsigned 64-bit (a negative
+    entry is above every non-negative one); 0 for no entries. No early exit: the loop
+    vectorizes."""
+    largest = np.uint64(0)
     for k in range(x.shape[0]):
-        if np.uint64(x[k]) > bound:
-            return k
-    return -1
+        largest = max(largest, np.uint64(x[k]))
+    return largest
 
 
 def all_in_range(x: Array, high: int) -> bool | None:
     """Whether every entry of the integer array ``x`` lies in ``[0, high]``, by one
-    compiled pass (the NumPy reduction it replaces runs its machinery cold after a large
-    write: 12-17 us against 0-3 for 256-1024 rows); ``None`` where no kernel takes ``x``
-    (not int64 or int32, or not C-contiguous)."""
+    compiled pass: as fast as NumPy's reduction warm from 300 to 2**20 entries, and much
+    faster where that reduction's machinery runs cold after a large write (12-17 us
+    against 0-3 for 256-1024 rows); ``None`` where no kernel takes ``x`` (not int64 or
+    int32, or not C-contiguous)."""
     if x.dtype not in _INDEX_TYPES or not x.flags.c_contiguous:
         return None
     if high < 0:
         return x.size == 0
-    return int(_first_above(x.reshape(-1), high)) < 0
+    return int(_largest_unsigned(x.reshape(-1))) <= high
 
 
 # -- what the kernels run on: dtypes seen as the types numba computes in -----------------------
