@@ -16,14 +16,7 @@ from .._typing import Array
 from .._validate.combiners import Named
 from ._base import repeats_elements
 from ._dtypes import signed_of
-from ._host import (
-    HostKernels,
-    all_in_range,
-    count_distinct,
-    holds_zero,
-    rows_increase,
-    zero_rows,
-)
+from ._host import HostKernels, all_in_range, count_distinct, holds_zero, rows_increase, zero_rows
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 
