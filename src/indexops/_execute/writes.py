@@ -109,9 +109,7 @@ class RowWriter:
         if not in_place:
             result = backend.reshape(written, x.shape)
             return result if result is not x else backend.copy(x)
-        if written is not x and not backend.shares_memory(written, x):
-            x[...] = backend.reshape(written, x.shape)
-        return x
+        return _into_x(backend, x, written)
 
     def _distinct(self, x: Array, rows: Array, values: Array, in_place: bool) -> Array:
         """The write of rows that do not repeat, where the library writes them in one
@@ -122,11 +120,15 @@ class RowWriter:
         work = x if in_place else backend.copy(x)
         table = backend.reshape(work, self.rows_shape)
         backend.write_distinct_rows(table, rows, values, self.combiner.named)
-        if not in_place:
-            return backend.reshape(table, x.shape)
-        if table is not x and not backend.shares_memory(table, x):  # reshape made a copy
-            x[...] = backend.reshape(table, x.shape)
-        return x
+        return _into_x(backend, x, table) if in_place else backend.reshape(table, x.shape)
+
+
+def _into_x(backend: Backend, x: Array, written: Array) -> Array:
+    """``x`` holding ``written``, its 2-D view written in place: copied into ``x`` where
+    that view was a copy (a reshape of a strided ``x``, or autograd's new arrays)."""
+    if written is not x and not backend.shares_memory(written, x):
+        x[...] = backend.reshape(written, x.shape)
+    return x
 
 
 def _no_zero_on_host(backend: Backend, values: Array) -> bool:
