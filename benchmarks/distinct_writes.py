@@ -1,13 +1,17 @@
-"""Row writes of distinct rows at the sizes the row writer's direct step takes.
+"""Row writes of distinct rows at the sizes the row writer's direct step takes, through
+each entry point users call.
 
 ``python -m benchmarks.distinct_writes [--rounds 21] [--backend numpy,torch]
-[--base-package NAME]`` prints, per library, combiner and shape, the CPU time per call of
-``indexops.scatter`` with ``unique_indices=True`` into a copy (rows of float32 tables four
-times the rows written, in ``[5, 6]`` plus noise: no zero), sampled alternately
-(:mod:`.interleaved`) with the same call of another copy of indexops importable under
-``NAME`` (the source of a base commit, for before/after in one process). The shapes span
-the direct step's range: up to 1023 updated elements (the compiled kernels take the
-rest). See benchmarks/README.md, "Issue 35: distinct rows written in one native step".
+[--base-package NAME]`` prints, per library, combiner, shape and entry point, the CPU time
+per call into a copy (rows of float32 tables four times the rows written, in ``[5, 6]``
+plus noise: no zero), sampled alternately (:mod:`.interleaved`) with the same call of
+another copy of indexops importable under ``NAME`` (the source of a base commit, for
+before/after in one process). The entry points: ``indexops.scatter`` with
+``unique_indices=True`` (the rows are distinct by promise), ``indexops.at(x)[rows]``'s
+method and ``indexops.onnx.scatter_nd`` (both prove up to 16 rows distinct themselves;
+more keep the general path). The shapes span the direct step's range: up to 1023 updated
+elements (the compiled kernels take the rest). See benchmarks/README.md, "Issue 35:
+distinct rows written in one native step".
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ ROWS = {
 }
 SHAPES = ((8, 16), (16, 60), (60, 16), (250, 4))  # rows written x row width
 COMBINERS = (None, "add", "mul", "max")
+AT_METHODS = {None: "set", "add": "add", "mul": "multiply", "max": "max"}
+ENTRY_POINTS = ("core", "at", "onnx")
 
 
 def arrays(library: str, count: int, width: int) -> tuple[Any, Any, Any]:
@@ -47,10 +53,15 @@ def arrays(library: str, count: int, width: int) -> tuple[Any, Any, Any]:
     return table, rows, updates
 
 
-def _scatter(package: Any, table: Any, rows: Any, updates: Any, how: str | None) -> Any:
-    return package.scatter(
-        table, rows, updates, update_computation=how, unique_indices=True, **ROWS
-    )
+def _write(package: Any, entry: str, table: Any, rows: Any, updates: Any, how: str | None) -> Any:
+    """One write of ``updates`` at ``rows`` (``[count, 1]``) through ``entry``."""
+    if entry == "core":
+        return package.scatter(
+            table, rows, updates, update_computation=how, unique_indices=True, **ROWS
+        )
+    if entry == "at":
+        return getattr(package.at(table)[rows[:, 0]], AT_METHODS[how])(updates)
+    return package.onnx.scatter_nd(table, rows, updates, reduction=how or "none")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,23 +72,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     base = importlib.import_module(args.base_package) if args.base_package else None
     packages = {"indexops": indexops, **({"base": base} if base else {})}
-    print("| library | combiner | rows x width | " + " | ".join(f"{n} (us)" for n in packages)
-          + (" | indexops / base |" if base else " |"))  # fmt: skip
-    print("|---" * (3 + len(packages) + bool(base)) + "|")
+    header = " | ".join(f"{name} (us)" for name in packages)
+    print(f"| library | combiner | rows x width | entry | {header} |"
+          + (" indexops / base |" if base else ""))  # fmt: skip
+    print("|---" * (4 + len(packages) + bool(base)) + "|")
     for library in args.backend.split(","):
         if library == "torch":
             importlib.import_module("torch").set_num_threads(1)
         for how in COMBINERS:
             for count, width in SHAPES:
-                call = (*arrays(library, count, width), how)
-                forms = {
-                    name: lambda package=package, call=call: _scatter(package, *call)
-                    for name, package in packages.items()
-                }
-                times = medians(forms, args.rounds, clock=time.thread_time)
-                cells = " | ".join(f"{times[name] * 1e6:.1f}" for name in packages)
-                ratio = f" | {times['indexops'] / times['base']:.2f}" if base else ""
-                print(f"| {library} | {how} | {count} x {width} | {cells}{ratio} |")
+                for entry in ENTRY_POINTS:
+                    call = (entry, *arrays(library, count, width), how)
+                    forms = {
+                        name: lambda package=package, call=call: _write(package, *call)
+                        for name, package in packages.items()
+                    }
+                    times = medians(forms, args.rounds, clock=time.thread_time)
+                    cells = " | ".join(f"{times[name] * 1e6:.1f}" for name in packages)
+                    ratio = f" | {times['indexops'] / times['base']:.2f}" if base else ""
+                    print(f"| {library} | {how} | {count} x {width} | {entry} | {cells}{ratio} |")
     return 0
 
 

@@ -277,6 +277,27 @@ def test_torch_direct_combines_up_to_their_row_count(how):
             assert_equal(got, indexops.scatter(x, rows_in, y_in, **attributes))
 
 
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("rows", [[5, 0, 3, 7], [5, 0, 5, 7]], ids=["distinct", "repeated"])
+def test_promised_rows_read_as_a_list_take_the_direct_step_where_distinct(library, rows):
+    """``mode="promise_in_bounds"`` (also what ``at`` and ``indexops.onnx`` pass once they
+    checked the indices): a few rows are still read as one list, and distinct ones take
+    the direct step; repeated ones keep the general path (the last write wins)."""
+    x0, y = values("float32", (8, WIDTH), 5), values("float32", (4, WIDTH), 6)
+    x, rows_in, y_in = library_arrays(library, x0, np.array(rows), y)
+    attributes = {**ROW_SCATTER, "mode": "promise_in_bounds"}
+    with counting(library) as counts:
+        got = indexops.scatter(x, rows_in[:, None], y_in, **attributes)
+    assert counts[0] == int(len(set(rows)) == len(rows))
+    expected = x0.copy()
+    for row, update in zip(rows, y, strict=True):
+        expected[row] = update
+    assert_equal(got, expected)
+    with counting(library) as counts:
+        indexops.onnx.scatter_nd(x, rows_in[:, None], y_in)
+    assert counts[0] == int(len(set(rows)) == len(rows))
+
+
 def test_direct_writes_leave_what_autograd_records_to_the_general_path():
     """torch: where autograd records (updates that require grad), the general path
     writes new tensors; the gradient is that of ``index_add``."""

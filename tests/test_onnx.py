@@ -568,3 +568,35 @@ def test_dask_data_with_numpy_indices():
     np.testing.assert_array_equal(got.compute(), ref.gather_elements(data, picks, axis=1))
     with pytest.raises(IndexOpsValueError, match=r"indices\[0, 1\]=4"):
         onnx.gather(chunked, np.array([[0, 4]]), axis=1)
+
+
+# index tuples into a [5, 3] data: in range, one component outside its own dim (the other
+# dim's size would take it), and negative ones, which wrap
+FEW_TUPLES = {
+    "inside": [[4, 2], [0, 0], [2, 1]],
+    "second outside": [[2, 4], [0, 0]],
+    "first outside": [[5, 1], [0, 0]],
+    "negative": [[-1, 2], [0, -3]],
+    "negative outside": [[0, -4]],
+}
+
+
+@pytest.mark.backends(lambda backend: backend.values_on_host)
+@pytest.mark.parametrize("case", list(FEW_TUPLES))
+@pytest.mark.parametrize("reduction", ["none", "add"])
+def test_scatter_nd_few_index_tuples_each_checked_against_its_dim(xp, backend, case, reduction):
+    """A few index tuples on the host, read as one list where nothing needs wrapping:
+    each component is checked against its own dim (3 or 5), so an index the other dim
+    would take is still refused before anything is written; negative ones wrap; the
+    result is the operator definition's."""
+    data = np.arange(15.0).reshape(5, 3)
+    indices = np.array(FEW_TUPLES[case])
+    updates = np.full(indices.shape[:1], 100.0)
+    x, i, u = arrays(xp, data, indices, updates)
+    if "outside" in case:
+        with pytest.raises(IndexOpsValueError, match=r"indices\[0, [01]\]"):
+            op(backend, "scatter_nd")(x, i, u, reduction=reduction)
+        assert_same(x, data)
+        return
+    expected = ref.scatter_nd(data, indices, updates, reduction)
+    assert_same(op(backend, "scatter_nd")(x, i, u, reduction=reduction), expected)

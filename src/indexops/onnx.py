@@ -650,6 +650,8 @@ def _starts(
     wide = to_index(on, indices)
     if not lowering.sizes:  # empty index tuples (GatherND, ScatterND): nothing to check
         return wide, True
+    if not lowering.coordinates and _few_inside(on, wide, lowering.sizes, vector):
+        return wide, True  # nothing to wrap, nothing outside: the starts are the indices
     columns = [wide[..., k] for k in range(len(lowering.sizes))] if vector else [wide]
     outside = [(c < -size) | (c >= size) for c, size in zip(columns, lowering.sizes)]
     wrapped = [on.where(c < 0, c + size, c) for c, size in zip(columns, lowering.sizes)]
@@ -673,6 +675,17 @@ def _starts(
     error = _lazy_error(op, tuple(indices.shape), lowering, vector)
     flat_bad, culprits = xp.reshape(bad, (-1,)), xp.reshape(wide, (-1,))
     return on.raise_lazily(starts, flat_bad, culprits, error), False
+
+
+def _few_inside(backend: Backend, wide: Array, sizes: tuple[int, ...], vector: bool) -> bool:
+    """Whether a few indices, read on the host as one list (:meth:`Backend.few_on_host`),
+    each lie in ``[0, s)`` of their data dim (index tuples along the last dim where
+    ``vector``); False where not shown."""
+    values = backend.few_on_host(wide)
+    if values is None or (vector and wide.shape[-1] != len(sizes)):
+        return False
+    dims = sizes if vector else sizes[:1]
+    return all(0 <= v < dims[k % len(dims)] for k, v in enumerate(values))
 
 
 def _coordinate(backend: Backend, shape: tuple[int, ...], d: int, like: Array) -> Array:

@@ -285,6 +285,18 @@ class Backend:
             return None
         return False if self.all_in_range(rows, high) else None
 
+    def few_on_host(self, x: Array) -> list[int] | None:
+        """The entries of the integer array ``x``, flat, as one list of Python ints where
+        they are few and on the host (a list read costs less than an array operation
+        there); else ``None`` (nothing read). Here: ``None``."""
+        return None
+
+    def few_distinct_in_range(self, rows: Array, high: int) -> bool:
+        """Whether a few entries of the integer array ``rows``, read on the host as one
+        list (:meth:`few_on_host`), lie in ``[0, high]`` and are distinct; False where
+        not shown (nothing more is read: for callers whose rows are promised in range)."""
+        return False
+
     def few_in_range(self, rows: Array, high: int) -> bool:
         """Whether every entry of the integer array ``rows`` is shown to lie in ``[0,
         high]`` by a read that costs less than a clip of them (a few entries on the

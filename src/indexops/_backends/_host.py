@@ -51,6 +51,14 @@ def list_in_range(values: list[int], high: int) -> bool:
     return not values or (min(values) >= 0 and max(values) <= high)
 
 
+def _listed_distinct_in_range(values: list[int], high: int) -> bool | None:
+    """Whether the ints ``values`` are distinct, where they all lie in ``[0, high]``;
+    else ``None``."""
+    if not list_in_range(values, high):
+        return None
+    return len(set(values)) == len(values)
+
+
 def counts_up(x: np.ndarray) -> bool:
     """Whether the entries of the integer array ``x``, flat, are ``0, 1, 2, ...``: its
     ends first (most other arrays fail there), then one comparison with ``arange``."""
@@ -207,25 +215,27 @@ class HostKernels(NativeScatter):
         """:meth:`Backend.distinct_in_range`: up to :data:`LIST_ENTRIES` rows are read
         as one list, which answers both questions (distinct rows spare the writer its
         search for repeats); more, their range alone."""
-        values = self._few_on_host(rows)
+        values = self.few_on_host(rows)
         if values is None:
             return super().distinct_in_range(rows, high)
-        if not list_in_range(values, high):
-            return None
-        return len(set(values)) == len(values)
+        return _listed_distinct_in_range(values, high)
+
+    def few_distinct_in_range(self, rows: Array, high: int) -> bool:
+        """:meth:`Backend.few_distinct_in_range`: the list of :meth:`few_on_host`."""
+        values = self.few_on_host(rows)
+        return values is not None and _listed_distinct_in_range(values, high) is True
 
     def few_in_range(self, rows: Array, high: int) -> bool:
         """:meth:`Backend.few_in_range`: up to :data:`LIST_ENTRIES` rows on the host,
         read as one list."""
-        values = self._few_on_host(rows)
+        values = self.few_on_host(rows)
         return values is not None and list_in_range(values, high)
 
-    def _few_on_host(self, rows: Array) -> list[int] | None:
-        """The entries of the integer array ``rows``, flat, as one list where they are
-        at most :data:`LIST_ENTRIES` and on the host; else ``None`` (nothing read)."""
-        if math.prod(rows.shape) > LIST_ENTRIES or not self.values_on_host(rows):
+    def few_on_host(self, x: Array) -> list[int] | None:
+        """:meth:`Backend.few_on_host`: up to :data:`LIST_ENTRIES` entries."""
+        if math.prod(x.shape) > LIST_ENTRIES or not self.values_on_host(x):
             return None
-        values: list[int] = (rows if rows.ndim == 1 else rows.reshape(-1)).tolist()
+        values: list[int] = (x if x.ndim == 1 else x.reshape(-1)).tolist()
         return values
 
     def counts_up(self, x: Array, elements: int) -> bool:

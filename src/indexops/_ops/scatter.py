@@ -504,8 +504,8 @@ def _target_rows(
     xp = backend.xp
     if plan.rows_are_clamped_starts:  # the flat starts are the rows: skip the arithmetic
         rows = to_index(backend, backend.reshape(indices, (-1,)))
-        if mode is ScatterMode.PROMISE_IN_BOUNDS:
-            return rows, None, False
+        if mode is ScatterMode.PROMISE_IN_BOUNDS:  # (a few rows read: distinct ones are cheaper)
+            return rows, None, backend.few_distinct_in_range(rows, plan.start_limits[0])
         if mode is ScatterMode.CLIP:
             return backend.clip(rows, 0, plan.start_limits[0]), None, False
         distinct = backend.distinct_in_range(rows, plan.start_limits[0])
