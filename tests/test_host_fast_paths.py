@@ -483,6 +483,30 @@ def test_torch_flips_through_numpy_where_it_may(monkeypatch, entry, rows, thread
 
 
 @pytest.mark.backends("torch")
+def test_torch_flips_contiguous_tensors_itself(monkeypatch):
+    """Above the grain on one thread, a contiguous tensor (updates given whole) is
+    flipped by ``torch.flip``, faster there than NumPy's copy of a reversed view; a
+    strided view of the same values by NumPy; both the same result."""
+    import torch
+
+    from indexops._backends import _torch
+    from indexops._backends._torch import TorchBackend
+
+    flipped = []
+    monkeypatch.setattr(_torch, "np", _Spy(np, "flip", flipped))
+    whole = torch.arange(4096.0 * 20).reshape(4096, 20)
+    strided = torch.arange(4096.0 * 40).reshape(4096, 40)[:, ::2]
+    backend = TorchBackend()
+    with _torch_threads(1):
+        got = backend.flipped(whole, (0,))
+        assert not flipped
+        got_strided = backend.flipped(strided, (0, 1))
+        assert flipped
+    assert torch.equal(got, torch.flip(whole, (0,)))
+    assert torch.equal(got_strided, torch.flip(strided, (0, 1)))
+
+
+@pytest.mark.backends("torch")
 @pytest.mark.parametrize(
     "rows, clamped",
     [
