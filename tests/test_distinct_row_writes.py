@@ -340,3 +340,145 @@ def test_direct_writes_keep_the_write_from_earlier_repeats():
     with pytest.raises(ValueError, match="slot below 8"):
         indexops.scatter_update(x, -2, np.array([1, 2, 8, 3]), y)
     np.testing.assert_array_equal(x, before)
+
+
+@contextlib.contextmanager
+def one_layer_writes():
+    """Count the writes ``RowWriter.write_few`` made itself (``counts[0]``) and those it
+    left to the op's executor (``counts[1]``)."""
+    counts = [0, 0]
+    original = RowWriter.write_few
+
+    def counted(self, *args):
+        written = original(self, *args)
+        counts[written is None] += 1
+        return written
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RowWriter, "write_few", counted)
+        yield counts
+
+
+ROW_CASES = {  # rows of an [8, WIDTH] table: whether write_few takes them
+    "distinct": ([5, 0, 3, 7], True),
+    "repeated": ([5, 0, 5, 7], False),
+    "negative": ([5, -1, 3, 7], False),
+    "past the end": ([5, 0, 8, 7], False),
+}
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize(
+    ("mode", "case", "index_dtype"),
+    [
+        (mode, case, dtype)
+        for mode in ("drop", "drop_window", "clip", "promise_in_bounds")
+        for case in ROW_CASES
+        for dtype in ("int64", "int32", "uint8")
+        # (no negative uint8; rows outside under promise_in_bounds: broken promises,
+        # tests/test_broken_promises.py)
+        if not (dtype == "uint8" and case == "negative")
+        and not (mode == "promise_in_bounds" and case in ("negative", "past the end"))
+    ],
+)
+def test_scatter_writes_few_rows_in_one_layer(library, mode, case, index_dtype):
+    """``scatter`` of one start dim: a few rows the host reads in range and distinct are
+    written by one layer (``RowWriter.write_few``), in every mode and from any integer
+    dtype, first and repeat calls; rows that repeat or lie outside go to the op's
+    executor, which drops, clips or keeps the last write as before. The result is the
+    generic backend's every time."""
+    rows, taken = ROW_CASES[case]
+    x0, y = values("float32", (8, WIDTH), 7), values("float32", (4, WIDTH), 8)
+    index = np.array(rows, dtype=index_dtype)[:, None]
+    attributes = {**ROW_SCATTER, "mode": mode, "update_computation": "add"}
+    with generic_only():
+        expected = indexops.scatter(*library_arrays(library, x0, index, y), **attributes)
+    for copy in (True, False):
+        x, index_in, y_in = library_arrays(library, x0.copy(), index, y)
+        with one_layer_writes() as counts:
+            got = indexops.scatter(x, index_in, y_in, copy=copy, **attributes)
+        assert counts == ([1, 0] if taken else [0, 1]), (copy, counts)
+        assert (got is x) == (not copy)
+        assert_equal(got, expected)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("case", ["distinct", "repeated", "negative"])
+def test_scatter_update_writes_few_slots_in_one_layer(library, case):
+    """``scatter_update``: a few slots in range and distinct are written by one layer;
+    padding (negative slots) and repeats go to its executor (padding skipped, the last
+    token wins); a slot past the end is its error, raised before anything is written."""
+    slots, taken = ROW_CASES[case]
+    cache0, tokens = values("float32", (8, WIDTH), 9), values("float32", (4, WIDTH), 10)
+    expected = cache0.copy()
+    for slot, token in zip(slots, tokens, strict=True):
+        if slot >= 0:
+            expected[slot] = token
+    cache, index, tokens_in = library_arrays(library, cache0.copy(), np.array([slots]), tokens)
+    with one_layer_writes() as counts:
+        got = indexops.scatter_update(cache, -2, index, tokens_in)
+    assert counts == ([1, 0] if taken else [0, 1])
+    assert got is cache
+    assert_equal(cache, expected)
+    past = library_arrays(library, np.array([[5, 0, 8, 7]]))[0]
+    before = to_numpy(cache).copy()
+    with one_layer_writes() as counts, pytest.raises(ValueError, match="slot below 8"):
+        indexops.scatter_update(cache, -2, past, tokens_in)
+    assert counts == [0, 1]
+    np.testing.assert_array_equal(to_numpy(cache), before)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_one_layer_writes_keep_the_promises(library):
+    """The one-layer write reads updates that view the table before it writes (in
+    place, the updates rows of the table itself), writes from many threads each its own
+    result, and leaves to the executor what autograd records, values not on the host
+    (nothing read), float min with a zero update and more rows than one list holds."""
+    x0 = np.arange(8.0 * WIDTH).reshape(8, WIDTH)
+    (x,) = library_arrays(library, x0.copy())
+    index = library_arrays(library, ROWS[:, None])[0]
+    with one_layer_writes() as counts:
+        got = indexops.scatter(x, index, x[2:6], copy=False, **ROW_SCATTER)
+    expected = x0.copy()
+    expected[ROWS] = x0[2:6]
+    assert counts == [1, 0] and got is x
+    np.testing.assert_array_equal(to_numpy(x), expected)
+
+    def one(seed: int) -> bool:
+        rng = np.random.default_rng(seed)
+        rows = rng.permutation(8)[:4]
+        table, y = rng.standard_normal((8, WIDTH)), rng.standard_normal((4, WIDTH))
+        table_in, rows_in, y_in = library_arrays(library, table, rows[:, None], y)
+        wanted = table.copy()
+        for _ in range(20):
+            table_in = indexops.scatter(table_in, rows_in, y_in, update_computation="add",
+                                        **ROW_SCATTER)  # fmt: skip
+            wanted[rows] += y
+        return np.array_equal(to_numpy(table_in), wanted)
+
+    assert all(map_in_threads(one, range(64), threads=8))
+
+    y = values("float32", (4, WIDTH), 11)
+    x, index, y_in = library_arrays(library, values("float32", (8, WIDTH), 12), ROWS[:, None], y)
+    with device_paths(), one_layer_writes() as counts:
+        indexops.scatter(x, index, y_in, **ROW_SCATTER)
+    assert counts == [0, 1]
+    zero = library_arrays(library, np.full((4, WIDTH), -0.0, np.float32))[0]
+    with one_layer_writes() as counts:
+        got = indexops.scatter(x, index, zero, update_computation="min", **ROW_SCATTER)
+    assert counts == [0, 1]
+    with generic_only():
+        assert_equal(got, indexops.scatter(x, index, zero, update_computation="min",
+                                           **ROW_SCATTER))  # fmt: skip
+    many = np.random.default_rng(13).permutation(64)[:17, None]
+    table, many_in, y17 = library_arrays(library, np.zeros((64, 2)), many, np.ones((17, 2)))
+    with one_layer_writes() as counts:
+        indexops.scatter(table, many_in, y17, **ROW_SCATTER)
+    assert counts == [0, 0]  # (a writer of 17 rows never asks)
+    if library == "torch":
+        y_grad = torch.ones(4, WIDTH, requires_grad=True)
+        with one_layer_writes() as counts:
+            got = indexops.scatter(x, index, y_grad, update_computation="add", **ROW_SCATTER)
+        assert counts == [0, 1]
+        got.sum().backward()
+        torch.testing.assert_close(y_grad.grad, torch.ones(4, WIDTH))

@@ -69,6 +69,8 @@ class Backend:
     scatters_elements = False  # combine_along_axis likewise, for element scatters
     # whether scatter_along_axis_in_order may take an element scatter (it says per call)
     scatters_elements_in_order = False
+    # how many entries of an index array few_on_host reads as one list (0: none)
+    few_entries = 0
 
     def __init__(self, xp: ModuleType) -> None:
         self.xp = xp

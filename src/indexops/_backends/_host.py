@@ -54,7 +54,7 @@ def list_in_range(values: list[int], high: int) -> bool:
 def _listed_distinct_in_range(values: list[int], high: int) -> bool | None:
     """Whether the ints ``values`` are distinct, where they all lie in ``[0, high]``;
     else ``None``."""
-    if not list_in_range(values, high):
+    if values and (min(values) < 0 or max(values) > high):  # (list_in_range, one call less)
         return None
     return len(set(values)) == len(values)
 
@@ -184,6 +184,8 @@ class HostKernels(NativeScatter):
     in order (:meth:`apply_rows_in_order`). Elsewhere (numba missing, small work, arrays
     the kernels do not take or :meth:`host_arrays` refuses) the library's own element
     gather (:meth:`take_along_axis_natively`) and the base classes' ways run."""
+
+    few_entries = LIST_ENTRIES
 
     def writes_distinct_rows(self, dtype: Any, how: Named | None, count: int, width: int) -> bool:
         """Writes the compiled kernels would not take (fewer than

@@ -4,9 +4,12 @@ into the input itself or into a copy, with updates read before anything is writt
 from __future__ import annotations
 
 from .._backends import Backend
+from .._plan.executors import Executor
 from .._typing import Array
+from .._validate.arguments import writes_in_place
 from .._validate.combiners import Combiner
 from .rows import put_rows, signed_zero_fixes
+from .targets import to_index
 
 
 def write_rows(
@@ -44,12 +47,24 @@ class RowWriter:
     need IEEE-754's signs fixed (:func:`~indexops._execute.rows.signed_zero_fixes`), and
     whether rows known to be distinct go straight to the library's one native write
     (:meth:`~indexops._backends.Backend.write_distinct_rows`: small writes, which no
-    compiled kernel takes, where autograd records nothing). A call does only what its values
-    decide: copies of the updates that view ``x``, the copy of a functional call (or of
-    autograd's), the write. Immutable once made, so one writer serves many threads.
+    compiled kernel takes, where autograd records nothing), and whether the host reads
+    so few rows as one list that :meth:`write_few` may find them distinct itself. A call
+    does only what its values decide: copies of the updates that view ``x``, the copy of
+    a functional call (or of autograd's), the write. Immutable once made, so one writer
+    serves many threads.
     """
 
-    __slots__ = ("backend", "combiner", "direct", "dtype", "empty", "rows_shape", "signed_zeros")
+    __slots__ = (
+        "backend",
+        "combiner",
+        "count",
+        "direct",
+        "dtype",
+        "empty",
+        "few",
+        "rows_shape",
+        "signed_zeros",
+    )
 
     def __init__(
         self,
@@ -68,6 +83,8 @@ class RowWriter:
             and (combiner.replaces or combiner.named is not None)
             and backend.writes_distinct_rows(dtype, combiner.named, count, rows_shape[1])
         )
+        self.count = count
+        self.few = self.direct and count <= backend.few_entries
 
     def __call__(
         self,
@@ -111,6 +128,27 @@ class RowWriter:
             return result if result is not x else backend.copy(x)
         return _into_x(backend, x, written)
 
+    def write_few(self, x: Array, index: Array, values: Array, in_place: bool) -> Array | None:
+        """The write of ``values`` (``count`` rows, any shape of that size) at the rows
+        ``index`` holds (``count`` integers, any shape), as :meth:`__call__` writes them,
+        where it is the direct step (:attr:`few` writers): the host reads the rows as one
+        list and finds them in the table and distinct, with nothing for autograd to
+        record and no zero whose sign min or max would fix. Else ``None``, with nothing
+        read but that list and nothing written: the caller takes its general path. One
+        layer for the ops whose rows are their index (``scatter`` of one start dim,
+        ``scatter_update``): their commonest small call. ``values`` must have ``x``'s
+        dtype (those ops' signatures and validation fix it)."""
+        backend = self.backend
+        rows = to_index(backend, backend.reshape(index, (self.count,)))
+        if not backend.few_distinct_in_range(rows, self.rows_shape[0] - 1):
+            return None
+        values = backend.reshape(values, (self.count, self.rows_shape[1]))
+        if backend.records_gradient(x, values) or (
+            self.signed_zeros and not _no_zero_on_host(backend, values)
+        ):
+            return None
+        return self._distinct(x, rows, values, in_place)
+
     def _distinct(self, x: Array, rows: Array, values: Array, in_place: bool) -> Array:
         """The write of rows that do not repeat, where the library writes them in one
         native step (``direct``): what :meth:`__call__` gives without its questions."""
@@ -121,6 +159,25 @@ class RowWriter:
         table = backend.reshape(work, self.rows_shape)
         backend.write_distinct_rows(table, rows, values, self.combiner.named)
         return _into_x(backend, x, table) if in_place else backend.reshape(table, x.shape)
+
+
+def few_rows_first(
+    op: str,
+    backend: Backend,
+    writer: RowWriter,
+    run: Executor,
+    input: Array,
+    index: Array,
+    values: Array,
+    copy: bool | None,
+) -> Array:
+    """The executor of an op whose rows are its index array (``scatter`` of one start
+    dim, ``scatter_update``) for a :attr:`RowWriter.few` writer: the rows written in one
+    step where :meth:`RowWriter.write_few` takes them, else ``run``, the signature's
+    executor (``run(input, index, values, copy)``)."""
+    in_place = writes_in_place(backend, op, input, copy)
+    written = writer.write_few(input, index, values, in_place)
+    return run(input, index, values, copy) if written is None else written
 
 
 def _into_x(backend: Backend, x: Array, written: Array) -> Array:

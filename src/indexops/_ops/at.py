@@ -290,10 +290,13 @@ class At:
         array([1, 4, 7])
         """
         op = "at.get"
-        default = GatherMode.CLIP  # JAX's default for reads
-        gather_mode = GatherMode.parse(op, default if mode is None else mode, jax_names=True)
-        as_flag(op, "indices_are_sorted", indices_are_sorted)
-        as_flag(op, "unique_indices", unique_indices)
+        gather_mode = (  # JAX's default for reads: clip
+            GatherMode.CLIP if mode is None else GatherMode.parse(op, mode, jax_names=True)
+        )
+        if indices_are_sorted is not False:  # (the defaults need no call)
+            as_flag(op, "indices_are_sorted", indices_are_sorted)
+        if unique_indices is not False:
+            as_flag(op, "unique_indices", unique_indices)
         lowering = self._lowered(op)
         backend, plan, basic = lowering.backend, lowering.plan, lowering.basic
         if plan.empty_dims:  # a gather window must fit: only an empty read is possible

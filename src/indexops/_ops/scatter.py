@@ -21,7 +21,7 @@ from .._execute.targets import (
     to_index,
     windows_in_bounds,
 )
-from .._execute.writes import RowWriter, read_before_writing
+from .._execute.writes import RowWriter, few_rows_first, read_before_writing
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, HeldAttributes, array_facts, executor, plain_ints
 from .._plan.windows import WindowPlan, make_plan
@@ -305,22 +305,46 @@ def _prepare(
         as_tuple(OP, "scatter_indices_batching_dims", index_batching),
     )
     writer = RowWriter(backend, input.dtype, plan.rows_shape, plan.row_count, combiner)
-    general = functools.partial(_execute, backend, plan, writer, parsed, unique_indices)
+    own_indices = for_indices(backend, scatter_indices) is backend
+    run = _executor(backend, plan, writer, combiner, parsed, unique_indices, from_end, own_indices)
+    if (
+        own_indices
+        and writer.few
+        and plan.rows_are_clamped_starts
+        and plan.layout_to_rows == tuple(range(len(plan.layout_to_rows)))
+    ):  # rows in range are the flat starts, in every mode, counted from the end or not
+        return functools.partial(few_rows_first, OP, backend, writer, run)
+    return run
+
+
+def _executor(
+    backend: Backend,
+    plan: WindowPlan,
+    writer: RowWriter,
+    combiner: Combiner,
+    mode: ScatterMode,
+    unique_indices: bool,
+    from_end: bool,
+    own_indices: bool,
+) -> Executor:
+    """The executor of a validated call: the general path, or an element plan's where
+    the indices are of the input's library (``own_indices``)."""
+    general = functools.partial(_execute, backend, plan, writer, mode, unique_indices)
     other = general
     if (
         plan.element_axes is not None
-        and 0 not in input.shape  # (else every update is dropped: the general path's case)
-        and for_indices(backend, scatter_indices) is backend
+        and 0 not in plan.operand_shape  # (else every update is dropped: the general path's)
+        and own_indices
     ):
         if backend.scatters_elements and _scatters_elements(
-            backend, combiner, input.dtype, unique_indices
+            backend, combiner, writer.dtype, unique_indices
         ):
-            other = functools.partial(_scatter_elements, backend, plan, combiner, parsed, general)
+            other = functools.partial(_scatter_elements, backend, plan, combiner, mode, general)
         if backend.scatters_elements_in_order and (combiner.named or combiner.replaces):
             if from_end:  # (the loop counts from the end; the other paths after a where)
                 other = functools.partial(_counted_from_end, backend, plan, other)
             return functools.partial(
-                _scatter_elements_in_order, backend, plan, combiner, parsed, other, from_end
+                _scatter_elements_in_order, backend, plan, combiner, mode, other, from_end
             )
     return functools.partial(_counted_from_end, backend, plan, other) if from_end else other
 

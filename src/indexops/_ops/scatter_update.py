@@ -14,7 +14,7 @@ import math
 from .._backends import Backend, backend_for, for_indices
 from .._errors import value_error
 from .._execute.targets import to_index
-from .._execute.writes import RowWriter
+from .._execute.writes import RowWriter, few_rows_first
 from .._plan.cache import static_cache
 from .._plan.executors import Executor, executor, signature
 from .._typing import Array
@@ -104,7 +104,10 @@ def _prepare(input: Array, dim: int, index: Array, src: Array) -> Executor:
     check_same_dtype(OP, "src", src, "input", input)
     count = math.prod(index.shape)
     writer = RowWriter(backend, input.dtype, rows_shape, count, REPLACE)
-    return functools.partial(_execute, backend, rows_shape, writer)
+    run = functools.partial(_execute, backend, rows_shape, writer)
+    if writer.few and for_indices(backend, index) is backend:
+        return functools.partial(few_rows_first, OP, backend, writer, run)
+    return run
 
 
 @static_cache()
