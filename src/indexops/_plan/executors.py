@@ -156,6 +156,10 @@ def signature(static: tuple[Any, ...], *arrays: Any) -> tuple[Any, ...] | None:
 def array_facts(*arrays: Any) -> tuple[Any, ...] | None:
     """Each array's type, shape, dtype and device, as :func:`signature` keys them;
     ``None`` where an argument is not an array."""
+    try:  # (an attribute read costs less than getattr with a default)
+        return tuple([(type(x), x.shape, x.dtype, x.device) for x in arrays])
+    except AttributeError:  # an array without a device (Dask's), or not an array
+        pass
     try:
         return tuple([(type(x), x.shape, x.dtype, getattr(x, "device", None)) for x in arrays])
     except AttributeError:
