@@ -482,3 +482,28 @@ def test_one_layer_writes_keep_the_promises(library):
         assert counts == [0, 1]
         got.sum().backward()
         torch.testing.assert_close(y_grad.grad, torch.ones(4, WIDTH))
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("how", [None, "add", "max"])
+def test_one_layer_writes_elements_of_a_1d_table(library, how):
+    """A scatter of elements into a 1-D table (an element plan, whose rows are one element
+    wide) takes the one layer for a few distinct positions and keeps the element paths
+    for repeated ones; the results are the generic backend's."""
+    for positions, taken in (([5, 0, 3, 7], True), ([5, 0, 5, 7], False)):
+        x, index, y = library_arrays(
+            library, values("float32", (8,), 14), np.array(positions)[:, None],
+            values("float32", (4,), 15),
+        )  # fmt: skip
+        attributes = {
+            "update_window_dims": (),
+            "inserted_window_dims": (0,),
+            "scatter_dims_to_operand_dims": (0,),
+            "index_vector_dim": 1,
+            "update_computation": how,
+        }
+        with one_layer_writes() as counts:
+            got = indexops.scatter(x, index, y, **attributes)
+        assert counts == ([1, 0] if taken else [0, 1]), positions
+        with generic_only():
+            assert_equal(got, indexops.scatter(x, index, y, **attributes))
