@@ -98,15 +98,10 @@ class RowWriter:
     ) -> Array:
         """Write ``values`` at ``rows`` (see :func:`write_rows`)."""
         backend = self.backend
-        if (
-            self.direct
-            and unique
-            and keep is None
-            and values.dtype == self.dtype
-            and not backend.records_gradient(x, values)
-            and (not self.signed_zeros or _no_zero_on_host(backend, values))
-        ):
-            return self._distinct(x, rows, values, in_place)
+        if self.direct and unique and keep is None and values.dtype == self.dtype:
+            written = self.write_distinct(x, rows, values, in_place)
+            if written is not None:
+                return written
         if self.empty:
             return _nothing_written(backend, x, values, in_place)
         if backend.chunked:  # Dask, imported only once its arrays are seen
@@ -143,6 +138,15 @@ class RowWriter:
         if not backend.few_distinct_in_range(rows, self.rows_shape[0] - 1):
             return None
         values = backend.reshape(values, (self.count, self.rows_shape[1]))
+        return self.write_distinct(x, rows, values, in_place)
+
+    def write_distinct(self, x: Array, rows: Array, values: Array, in_place: bool) -> Array | None:
+        """For a :attr:`direct` writer: the write of ``values`` (of ``x``'s dtype, in the
+        writer's shapes) at ``rows``, which the caller proved distinct and in range (or
+        promised distinct: ``unique_indices``), in one native step, where nothing is
+        for autograd to record and no zero update's sign needs min or max fixed; else
+        ``None``, nothing written (:meth:`__call__` writes it)."""
+        backend = self.backend
         if backend.records_gradient(x, values) or (
             self.signed_zeros and not _no_zero_on_host(backend, values)
         ):

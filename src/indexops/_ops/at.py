@@ -70,6 +70,7 @@ _UPDATES = {
     "max": _Update("max", _NUMERIC),
     "apply": _Update(None, None),  # the callable f comes with the call
 }
+_OP_NAMES = {method: f"at.{method}" for method in _UPDATES}  # (an f-string costs per call)
 
 
 class _NoIndex:
@@ -576,7 +577,7 @@ class At:
         f: Callable[[Array, Array], Array] | None = None,
     ) -> Array:
         """One scatter for the update ``method`` (see :data:`_UPDATES`); ``f`` for apply."""
-        op, update = f"at.{method}", _UPDATES[method]
+        op, update = _OP_NAMES[method], _UPDATES[method]
         x = self._x
         scatter_mode = (  # JAX's default for updates: drop
             ScatterMode.DROP if mode is None else ScatterMode.parse(op, mode, jax_names=True)
@@ -603,9 +604,10 @@ class At:
         if lowering.last_row is not None and type(computation) in _NAMED_FORMS:
             distinct = backend.distinct_in_range(rows, lowering.last_row)
             if distinct is not None:  # in range: nothing to drop or clip
-                write = kept_in(
+                key = (_ROWS, computation)
+                write = lowering.core.get(key) or kept_in(  # (a repeat makes no builder)
                     lowering.core,
-                    (_ROWS, computation),
+                    key,
                     lambda: _row_writer(backend, x, rows, computation),  # type: ignore[arg-type]
                 )
                 return write(x, rows, updates, in_place, unique_indices or distinct)
@@ -925,16 +927,19 @@ def _row_writer(backend: Backend, x: Array, rows: Array, computation: str | None
     count, width = math.prod(rows.shape), math.prod(x.shape[1:])
     values_shape = (count, width)
     put = RowWriter(backend, x.dtype, (int(x.shape[0]), width), count, combiner)
+    direct = put.direct
+    shaped = x.ndim == 2 and rows.ndim == 1  # the arrays are in the writer's shapes already
 
     def write(x: Array, rows: Array, updates: Array, in_place: bool, unique: bool) -> Array:
-        flat, values = backend.reshape(rows, (count,)), backend.reshape(updates, values_shape)
-        return put(x, flat, values, in_place=in_place, unique=unique)
-
-    def write_2d(x: Array, rows: Array, updates: Array, in_place: bool, unique: bool) -> Array:
+        if not shaped:
+            rows, updates = backend.reshape(rows, (count,)), backend.reshape(updates, values_shape)
+        if unique and direct:  # (updates are of x's dtype: _updates casts them)
+            written = put.write_distinct(x, rows, updates, in_place)
+            if written is not None:
+                return written
         return put(x, rows, updates, in_place=in_place, unique=unique)
 
-    # rows of a 2-D x: the arrays are in the writer's shapes already
-    return write_2d if x.ndim == 2 and rows.ndim == 1 else write
+    return write
 
 
 def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:
