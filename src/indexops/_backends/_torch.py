@@ -342,13 +342,9 @@ class TorchBackend(HostKernels):
     # callable's pass the rows it read; torch.compile's graphs may keep their inputs)
 
     def _set(self, table: Array, rows: Array, values: Array) -> Array:
-        signed = _BITS_OF.get(table.dtype)
-        if signed is not None:
-            table.view(signed).index_copy_(0, rows, values.view(signed))
-            return table
-        if self.records_gradient(table, values):
+        if table.dtype not in _BITS_OF and self.records_gradient(table, values):
             return table.index_copy(0, rows, values)
-        return table.index_copy_(0, rows, values)
+        return _copied_in(table, rows, values)
 
     def _writes_distinct_natively(self, dtype: Any, how: Named | None, count: int) -> bool:
         """Replace (:meth:`_set`) and add (``index_add_``); multiply, min and max of up
@@ -366,8 +362,8 @@ class TorchBackend(HostKernels):
         """``index_copy_``; ``index_add_``; the other combiners as one ``index_select``,
         the elementwise function into the rows taken and one ``index_copy_`` (1 us less
         than ``scatter_reduce_`` of the rows expanded, for 8 rows of 16)."""
-        if how is None:
-            return self._set(table, rows, values)
+        if how is None:  # (autograd records nothing here: no question)
+            return _copied_in(table, rows, values)
         if how is Named.ADD:
             return table.index_add_(0, rows, values)
         taken = table.index_select(0, rows)
@@ -508,6 +504,16 @@ def _eager_on_cpu(x: Array) -> bool:
         and type(x) in _PLAIN_TYPES
         and not torch._C._functorch.is_functorch_wrapped_tensor(x)
     )
+
+
+def _copied_in(table: Array, rows: Array, values: Array) -> Array:
+    """``table.index_copy_(0, rows, values)``; for the types of :data:`_BITS_OF`, of
+    the same bits in a type torch has the kernel for."""
+    signed = _BITS_OF.get(table.dtype)
+    if signed is not None:
+        table.view(signed).index_copy_(0, rows, values.view(signed))
+        return table
+    return table.index_copy_(0, rows, values)
 
 
 def _numpy_allocated(shape: tuple[int, ...], dtype: torch.dtype) -> Array:
