@@ -84,6 +84,7 @@ ROUTES = {
         "min or max by runs",
         "sparse product", "fancy set", "take", "take clipped", "count_distinct",
         "take along axis", "zeros found in the result", "distinct rows written directly",
+        "few rows asked in one layer",
     ),
     # where numba is installed
     "numpy kernels": (
@@ -98,6 +99,7 @@ ROUTES = {
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
         "zeros found in the result", "distinct rows written directly",
+        "few rows asked in one layer",
     ),
 }  # fmt: skip
 
@@ -198,6 +200,7 @@ def spy_rows(routes: collections.Counter[str]) -> None:
 
     spy(rows, "_combine_then_fix_zero_results", routes, lambda *a: "zeros found in the result")
     spy(writes.RowWriter, "_distinct", routes, lambda *a: "distinct rows written directly")
+    spy(writes.RowWriter, "write_few", routes, lambda *a: "few rows asked in one layer")
 
 
 def spy_numpy(routes: collections.Counter[str]) -> None:
