@@ -281,6 +281,15 @@ def _prepare(
     ):
         take = backend.take_rows_clipped if parsed is GatherMode.CLIP else backend.take_rows
         run: Executor = functools.partial(_take_rows, backend, plan, take)
+        # operand[rows] of a 2-D operand, the commonest gather: no reshape, cast or
+        # permutation to make per call
+        if (
+            tuple(operand.shape) == plan.rows_shape
+            and plan.intermediate_shape == (plan.row_count, plan.rows_shape[1])
+            and plan.to_layout == tuple(range(len(plan.to_layout)))
+            and start_indices.dtype == backend.index_dtype()
+        ):
+            run = functools.partial(_take_flat_rows, backend, take)
     elif (
         plan.element_axes is not None
         and backend.gathers_elements
@@ -323,6 +332,19 @@ def _take_rows(
     rows = to_index(backend, backend.reshape(indices, (-1,)))
     windows = take(backend.reshape(operand, plan.rows_shape), rows)
     return backend.permute_dims(backend.reshape(windows, plan.intermediate_shape), plan.to_layout)
+
+
+def _take_flat_rows(
+    backend: Backend,
+    take: Callable[[Array, Array], Array],
+    operand: Array,
+    indices: Array,
+    fill_value: Any,
+) -> Array:
+    """:func:`_take_rows` where the signature makes the operand its own table of rows,
+    the rows taken the result and the indices of the index dtype: ``take`` of the flat
+    indices."""
+    return take(operand, backend.reshape(indices, (-1,)))
 
 
 # what the element gather does with a start outside its dim, per mode
