@@ -34,13 +34,14 @@ def write_rows(
     row repeats among the kept entries. A :class:`RowWriter` made for the call (an
     executor keeps one instead).
     """
-    writer = RowWriter(backend, x.dtype, rows_shape, rows.shape[0], combiner)
+    writer = RowWriter(backend, x.dtype, rows_shape, rows.shape[0], combiner, x.shape)
     return writer(x, rows, values, in_place=in_place, keep=keep, unique=unique)
 
 
 class RowWriter:
-    """:func:`write_rows` prepared for one signature: arrays ``x`` of one dtype seen as
-    ``rows_shape``, ``count`` rows written with one combiner, on one backend.
+    """:func:`write_rows` prepared for one signature: arrays ``x`` of one dtype and
+    ``shape``, seen as ``rows_shape``, ``count`` rows written with one combiner, on one
+    backend.
 
     What depends on those alone is decided once, here: whether anything is written,
     whether the library writes chunk by chunk, for min and max whether zero results
@@ -62,6 +63,7 @@ class RowWriter:
         "dtype",
         "empty",
         "few",
+        "is_table",
         "rows_shape",
         "signed_zeros",
     )
@@ -73,8 +75,10 @@ class RowWriter:
         rows_shape: tuple[int, int],
         count: int,
         combiner: Combiner,
+        shape: tuple[int, ...],
     ) -> None:
         self.backend, self.rows_shape, self.combiner = backend, rows_shape, combiner
+        self.is_table = tuple(shape) == rows_shape  # x is its own 2-D view
         self.empty = 0 in (count, *rows_shape)
         self.signed_zeros = signed_zero_fixes(backend, dtype, combiner)
         self.dtype = dtype
@@ -160,6 +164,8 @@ class RowWriter:
         if in_place:
             rows, values = read_before_writing(backend, x, rows, values)
         work = x if in_place else backend.copy(x)
+        if self.is_table:  # (no view to make and undo)
+            return backend.write_distinct_rows(work, rows, values, self.combiner.named)
         table = backend.reshape(work, self.rows_shape)
         backend.write_distinct_rows(table, rows, values, self.combiner.named)
         return _into_x(backend, x, table) if in_place else backend.reshape(table, x.shape)

@@ -926,7 +926,7 @@ def _row_writer(backend: Backend, x: Array, rows: Array, computation: str | None
     combiner = combiner_for(backend, x.dtype, computation)
     count, width = math.prod(rows.shape), math.prod(x.shape[1:])
     values_shape = (count, width)
-    put = RowWriter(backend, x.dtype, (int(x.shape[0]), width), count, combiner)
+    put = RowWriter(backend, x.dtype, (int(x.shape[0]), width), count, combiner, x.shape)
     direct = put.direct
     shaped = x.ndim == 2 and rows.ndim == 1  # the arrays are in the writer's shapes already
 

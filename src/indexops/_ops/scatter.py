@@ -304,7 +304,7 @@ def _prepare(
         as_tuple(OP, "input_batching_dims", input_batching),
         as_tuple(OP, "scatter_indices_batching_dims", index_batching),
     )
-    writer = RowWriter(backend, input.dtype, plan.rows_shape, plan.row_count, combiner)
+    writer = RowWriter(backend, input.dtype, plan.rows_shape, plan.row_count, combiner, input.shape)
     own_indices = for_indices(backend, scatter_indices) is backend
     run = _executor(backend, plan, writer, combiner, parsed, unique_indices, from_end, own_indices)
     if (

@@ -103,7 +103,7 @@ def _prepare(input: Array, dim: int, index: Array, src: Array) -> Executor:
     check_integer_array(OP, "index", index)
     check_same_dtype(OP, "src", src, "input", input)
     count = math.prod(index.shape)
-    writer = RowWriter(backend, input.dtype, rows_shape, count, REPLACE)
+    writer = RowWriter(backend, input.dtype, rows_shape, count, REPLACE, input.shape)
     run = functools.partial(_execute, backend, rows_shape, writer)
     if writer.few and for_indices(backend, index) is backend:
         return functools.partial(few_rows_first, OP, backend, writer, run)
