@@ -14,7 +14,6 @@ expression, and the ratio of ``at`` to each, sampled alternately (:mod:`.interle
 from __future__ import annotations
 
 import argparse
-import importlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +23,7 @@ import numpy as np
 
 import indexops
 
+from . import base_package
 from .interleaved import medians
 
 Forms = dict[str, Callable[[], object]]
@@ -134,9 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cpu", action="store_true", help="time in CPU time (thread_time)")
     parser.add_argument("--calls", default="", help="the calls to time (default: all)")
-    parser.add_argument("--base-package", default=None, help="another copy of indexops")
+    base_package.add_option(parser)
     args = parser.parse_args(argv)
-    base = importlib.import_module(args.base_package) if args.base_package else None
+    base = base_package.imported(args.base_package)
     clock = time.thread_time if args.cpu else time.perf_counter
     chosen = set(args.calls.split(",")) if args.calls else None
     if args.threads and "torch" in args.backend:

@@ -38,7 +38,7 @@ import numpy as np
 import indexops
 from indexops._plan import executors
 
-from . import interleaved
+from . import base_package, interleaved
 
 GATHER_ROWS = dict(
     offset_dims=(1,),
@@ -227,9 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=31)
     parser.add_argument("--backend", default="numpy,torch")
     parser.add_argument("--cpu", action="store_true", help="time in CPU time (thread_time)")
-    parser.add_argument("--base-package", default=None, help="another copy of indexops")
+    base_package.add_option(parser)
     args = parser.parse_args(argv)
-    base = importlib.import_module(args.base_package) if args.base_package else None
+    base = base_package.imported(args.base_package)
     clock = time.thread_time if args.cpu else time.perf_counter
     names = ["call", "prepared", "prepared + check", "bare", "native"] + (["base"] if base else [])
     extra = ["prepared + check / call", "call - native", "bare - native"]

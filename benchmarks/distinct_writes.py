@@ -25,6 +25,7 @@ import numpy as np
 
 import indexops
 
+from . import base_package
 from .interleaved import medians
 
 ROWS = {
@@ -68,9 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--backend", default="numpy,torch")
-    parser.add_argument("--base-package", default=None, help="another copy of indexops")
+    base_package.add_option(parser)
     args = parser.parse_args(argv)
-    base = importlib.import_module(args.base_package) if args.base_package else None
+    base = base_package.imported(args.base_package)
     packages = {"indexops": indexops, **({"base": base} if base else {})}
     header = " | ".join(f"{name} (us)" for name in packages)
     print(f"| library | combiner | rows x width | entry | {header} |"

@@ -14,7 +14,6 @@ benchmarks/README.md, "Strided reads on torch".
 from __future__ import annotations
 
 import argparse
-import importlib
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -24,6 +23,7 @@ import torch
 
 import indexops
 
+from . import base_package
 from .interleaved import medians
 
 STARTS, ENDS, AXES, STEPS = [-1, 1], [-(2**62), 60], [0, 1], [-2, 3]
@@ -46,9 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--size", default="1/16,1/4,1")
-    parser.add_argument("--base-package", default=None, help="another copy of indexops")
+    base_package.add_option(parser)
     args = parser.parse_args(argv)
-    base = importlib.import_module(args.base_package) if args.base_package else None
+    base = base_package.imported(args.base_package)
     torch.set_num_threads(1)
     print("| size | form | indexops (ms) | " + ("base (ms) | indexops / base | " if base else "")
           + "indexops / torch's flip and slice |")  # fmt: skip
