@@ -134,9 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cpu", action="store_true", help="time in CPU time (thread_time)")
     parser.add_argument("--calls", default="", help="the calls to time (default: all)")
-    base_package.add_option(parser)
-    args = parser.parse_args(argv)
-    base = base_package.imported(args.base_package)
+    args, base = base_package.parse(parser, argv)
     clock = time.thread_time if args.cpu else time.perf_counter
     chosen = set(args.calls.split(",")) if args.calls else None
     if args.threads and "torch" in args.backend:

@@ -9,11 +9,11 @@ import importlib
 from types import ModuleType
 
 
-def add_option(parser: argparse.ArgumentParser) -> None:
-    """``--base-package NAME``."""
+def parse(
+    parser: argparse.ArgumentParser, argv: list[str] | None
+) -> tuple[argparse.Namespace, ModuleType | None]:
+    """``argv`` parsed with ``--base-package NAME`` added to ``parser``'s options, and the
+    copy it names (``None`` where none was)."""
     parser.add_argument("--base-package", default=None, help="another copy of indexops")
-
-
-def imported(name: str | None) -> ModuleType | None:
-    """The copy named by ``--base-package``, or ``None`` where none was."""
-    return importlib.import_module(name) if name else None
+    args = parser.parse_args(argv)
+    return args, importlib.import_module(args.base_package) if args.base_package else None

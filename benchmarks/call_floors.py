@@ -227,9 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=31)
     parser.add_argument("--backend", default="numpy,torch")
     parser.add_argument("--cpu", action="store_true", help="time in CPU time (thread_time)")
-    base_package.add_option(parser)
-    args = parser.parse_args(argv)
-    base = base_package.imported(args.base_package)
+    args, base = base_package.parse(parser, argv)
     clock = time.thread_time if args.cpu else time.perf_counter
     names = ["call", "prepared", "prepared + check", "bare", "native"] + (["base"] if base else [])
     extra = ["prepared + check / call", "call - native", "bare - native"]

@@ -69,9 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--backend", default="numpy,torch")
-    base_package.add_option(parser)
-    args = parser.parse_args(argv)
-    base = base_package.imported(args.base_package)
+    args, base = base_package.parse(parser, argv)
     packages = {"indexops": indexops, **({"base": base} if base else {})}
     header = " | ".join(f"{name} (us)" for name in packages)
     print(f"| library | combiner | rows x width | entry | {header} |"

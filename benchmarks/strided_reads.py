@@ -46,9 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--size", default="1/16,1/4,1")
-    base_package.add_option(parser)
-    args = parser.parse_args(argv)
-    base = base_package.imported(args.base_package)
+    args, base = base_package.parse(parser, argv)
     torch.set_num_threads(1)
     print("| size | form | indexops (ms) | " + ("base (ms) | indexops / base | " if base else "")
           + "indexops / torch's flip and slice |")  # fmt: skip
