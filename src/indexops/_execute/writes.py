@@ -43,13 +43,14 @@ class RowWriter:
     ``shape``, seen as ``rows_shape``, ``count`` rows written with one combiner, on one
     backend.
 
-    What depends on those alone is decided once, here: whether anything is written,
-    whether the library writes chunk by chunk, for min and max whether zero results
-    need IEEE-754's signs fixed (:func:`~indexops._execute.rows.signed_zero_fixes`), and
+    What depends on those alone is decided once, here: whether anything is written;
+    whether the library writes chunk by chunk; for min and max, whether zero results
+    need IEEE-754's signs fixed (:func:`~indexops._execute.rows.signed_zero_fixes`);
     whether rows known to be distinct go straight to the library's one native write
-    (:meth:`~indexops._backends.Backend.write_distinct_rows`: small writes, which no
-    compiled kernel takes, where autograd records nothing), and whether the host reads
-    so few rows as one list that :meth:`write_few` may find them distinct itself. A call
+    (:attr:`direct`, :meth:`~indexops._backends.Backend.write_distinct_rows`: small
+    writes, which no compiled kernel takes, where autograd records nothing); whether the
+    rows are so few that :meth:`write_few` reads them as one list to find them distinct
+    itself (:attr:`few`); and whether ``x`` is its own 2-D view (:attr:`is_table`). A call
     does only what its values decide: copies of the updates that view ``x``, the copy of
     a functional call (or of autograd's), the write. Immutable once made, so one writer
     serves many threads.
