@@ -26,6 +26,10 @@ from hypothesis import HealthCheck, settings
 
 import indexops
 
+# The compiled kernels load now, not on a thread from the first large call: every test sees
+# the paths it names (tests/test_kernel_loading.py tests the load on a thread itself).
+indexops.load_host_kernels()
+
 settings.register_profile(
     "default",
     deadline=None,

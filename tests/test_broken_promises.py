@@ -152,10 +152,10 @@ class Sweep:
         return None
 
     def report(self) -> dict[str, Any]:
-        from indexops._backends._host import kernels
+        from indexops._backends._host import load_kernels
 
         return {
-            "kernels": kernels() is not None,
+            "kernels": load_kernels() is not None,
             "cases": self.cases,
             "raised": dict(sorted(self.raised.items())),
             "unexpected": self.unexpected,
@@ -261,7 +261,7 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
     import indexops
     from indexops._backends import _host, _threads
 
-    compiled = _host.kernels()
+    compiled = _host.load_kernels()
     _host.KERNEL_MIN_ELEMENTS = 0
     _threads.THREAD_MIN_ELEMENTS = 2**8  # the second of KERNEL_SHAPES: few calls to split
     indexops.set_host_threads(2)
@@ -464,19 +464,19 @@ def torch_bitmap_case(sweep: Sweep) -> None:
 def main(library: str) -> None:
     sweep = Sweep(library)
     if library == "numpy":
-        from indexops._backends._host import kernels
+        from indexops._backends._host import load_kernels
         from indexops._testing import without_kernels
 
         spy_numpy(sweep.routes)
         with without_kernels():
             sweep_numpy_like(sweep, np.asarray)
-        if kernels() is not None:
+        if load_kernels() is not None:
             spy_kernels(sweep.routes)
             sweep_numpy_like(sweep, np.asarray, KERNEL_DTYPES, KERNEL_SHAPES)
     else:
         import torch
 
-        from indexops._backends._host import kernels
+        from indexops._backends._host import load_kernels
         from indexops._testing import without_kernels
 
         spy_torch(sweep.routes)
@@ -484,7 +484,7 @@ def main(library: str) -> None:
         with without_kernels():
             sweep_numpy_like(sweep, torch.from_numpy)
             torch_bitmap_case(sweep)
-        if kernels() is not None:
+        if load_kernels() is not None:
             spy_kernels(sweep.routes)
             sweep_numpy_like(sweep, torch.from_numpy, KERNEL_DTYPES, KERNEL_SHAPES)
     print(json.dumps(sweep.report()))

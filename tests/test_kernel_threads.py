@@ -29,7 +29,7 @@ from indexops._backends import _host, _threads
 from indexops._testing import generic_only
 from indexops._validate.combiners import Named
 
-kernels = _host.kernels()
+kernels = _host.load_kernels()
 pytestmark = pytest.mark.skipif(kernels is None, reason="numba is not installed (the fast extra)")
 
 COMBINERS = (None, Named.ADD, Named.MUL, Named.MIN, Named.MAX)

@@ -31,12 +31,12 @@ from test_host_fast_paths import assert_bits_equal, values_of
 
 import indexops
 from indexops import onnx
-from indexops._backends import _host
+from indexops._backends import _host, _loader
 from indexops._execute import rows as rows_module
 from indexops._testing import generic_only, without_kernels
 from indexops._validate.combiners import Named
 
-kernels = _host.kernels()
+kernels = _host.load_kernels()
 pytestmark = pytest.mark.skipif(kernels is None, reason="numba is not installed (the fast extra)")
 
 COMBINERS = (None, "add", "mul", "min", "max")
@@ -483,9 +483,7 @@ def numba_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "numba", None)
     monkeypatch.delitem(sys.modules, "indexops._backends._kernels")
     monkeypatch.delattr(indexops._backends, "_kernels")  # what `from . import` reads first
-    _host._imported_kernels.cache_clear()
-    yield
-    _host._imported_kernels.cache_clear()
+    monkeypatch.setattr(_loader, "LOADER", _loader.KernelLoader())  # no load begun
 
 
 class _BrokenNumba:
@@ -500,6 +498,7 @@ def test_without_numba_the_other_paths_give_the_same_results(numba_missing, monk
     if how == "broken":
         monkeypatch.setitem(sys.modules, "numba", _BrokenNumba())
     monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
+    assert _host.load_kernels() is None and not indexops.load_host_kernels()
     assert _host.kernels() is None
     rng = np.random.default_rng(4)
     operand, rows = rng.random((6, 3)), rng.integers(0, 6, (20, 1))

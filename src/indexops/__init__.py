@@ -9,6 +9,7 @@ standard.
 """
 
 from . import onnx as onnx  # a module of its own: indexops.onnx.gather, ...
+from ._backends._loader import load_host_kernels
 from ._backends._threads import host_threads, set_host_threads
 from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
 from ._ops.at import At, at
@@ -28,6 +29,7 @@ __all__ = [
     "dynamic_update_slice",
     "gather",
     "host_threads",
+    "load_host_kernels",
     "scatter",
     "scatter_update",
     "set_host_threads",

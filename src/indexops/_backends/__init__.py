@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import sys
+from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
@@ -104,6 +105,9 @@ def _namespace(op: str, arrays: dict[str, Array]) -> ModuleType:
                 "an array of an Array API library (numpy, torch, jax, ...); "
                 f"make one first, e.g. {convert}({name})",
             )
+    own = _numpy_itself(arrays.values())
+    if own is not None:
+        return own
     try:
         return compat.array_namespace(*arrays.values())
     except TypeError as exc:
@@ -117,6 +121,22 @@ def _namespace(op: str, arrays: dict[str, Array]) -> ModuleType:
             f"arrays of one library; convert the others to the library of {first}, "
             f"e.g. {', '.join(others)}",
         ) from exc
+
+
+# The version of the standard from which NumPy's own namespace serves NumPy arrays (NumPy
+# 2.3 on declares it): array-api-compat's wrapper of NumPy, the namespace of older NumPys,
+# imports numpy.f2py, numpy.testing and more when first asked for, 70-100 ms of a process's
+# first call (benchmarks/README.md, "What a first call costs").
+NUMPY_OWN_STANDARD = "2024.12"
+
+
+def _numpy_itself(arrays: Iterable[Array]) -> ModuleType | None:
+    """NumPy, for arrays that are all NumPy's where it declares the standard of
+    :data:`NUMPY_OWN_STANDARD` or a later one; else ``None``."""
+    if not all(compat.is_numpy_array(x) for x in arrays):
+        return None
+    numpy = sys.modules["numpy"]
+    return numpy if getattr(numpy, "__array_api_version__", "") >= NUMPY_OWN_STANDARD else None
 
 
 def _asarray_call(x: Array) -> str:

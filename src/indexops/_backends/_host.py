@@ -5,9 +5,7 @@ reduction costs less than a torch call on small index arrays)."""
 from __future__ import annotations
 
 import contextvars
-import functools
 import math
-import sys
 from types import ModuleType
 from typing import Any
 
@@ -16,6 +14,7 @@ import numpy as np
 from .._errors import index_out_of_bounds
 from .._typing import Array
 from .._validate.combiners import Named
+from . import _loader
 from ._base import NativeScatter
 
 # the unsigned dtype of each itemsize, made once (np.dtype of a string costs more than the
@@ -147,34 +146,35 @@ KERNELS_OFF: contextvars.ContextVar[bool] = contextvars.ContextVar(
 
 # The kernels run element gathers and row writes of at least this many elements (read, or
 # updated). They cost less than NumPy's and torch's own calls from a few dozen elements
-# on (benchmarks/README.md, "Compiled kernels"), but a first call imports numba (0.3-0.5 s)
-# and loads or compiles its loop: small calls keep the library's own calls.
+# on (benchmarks/README.md, "Compiled kernels"), but a process loads numba once (0.3-0.5 s,
+# on a thread: ``_loader.py``) and each loop on its first call: small calls keep the
+# library's own calls and never start that load.
 KERNEL_MIN_ELEMENTS = 2**10
 
 
 def kernels() -> ModuleType | None:
-    """The compiled host kernels (``_backends/_kernels.py``), or ``None`` where numba is
-    not installed or fails to import (then every call takes the paths it takes without
-    it), and within the test hook ``without_kernels()``."""
-    return None if KERNELS_OFF.get() else _imported_kernels()
+    """The compiled host kernels (``_backends/_kernels.py``) where they have loaded, else
+    ``None``: the first ask starts their load on a thread (``_loader.py``), and until it
+    ends, as where numba is not installed or fails to import and within the test hook
+    ``without_kernels()``, every call takes the paths it takes without them."""
+    return None if KERNELS_OFF.get() else _loader.LOADER.ready()
 
 
 def loaded_kernels() -> ModuleType | None:
-    """:func:`kernels` where a call has imported them already, else ``None``: for checks
-    too small to be worth numba's import."""
-    if KERNELS_OFF.get():
-        return None
-    return sys.modules.get(f"{__package__}._kernels")
+    """:func:`kernels` where they have loaded already, else ``None`` (no load begun): for
+    checks too small to be worth numba's import."""
+    return None if KERNELS_OFF.get() else _loader.LOADER.loaded()
 
 
-@functools.cache
-def _imported_kernels() -> ModuleType | None:
-    """The kernel module, imported (with numba) on first use; ``None`` where that fails."""
-    try:
-        from . import _kernels
-    except Exception:  # ImportError, or numba refusing this NumPy or platform its own way
-        return None
-    return _kernels
+def kernels_expected() -> bool:
+    """Whether the kernels run in this process now or will (numba installed, a load not
+    failed): calls that might run before them must round as they do (``_loader.py``)."""
+    return not KERNELS_OFF.get() and _loader.LOADER.expected()
+
+
+def load_kernels() -> ModuleType | None:
+    """:func:`kernels`, loaded now and waited for (``None`` without numba)."""
+    return None if KERNELS_OFF.get() else _loader.LOADER.wait()
 
 
 class HostKernels(NativeScatter):

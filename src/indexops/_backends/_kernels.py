@@ -1,7 +1,8 @@
 """Compiled host kernels: one loop per op, with numba (the ``fast`` extra).
 
-Imported only through :func:`indexops._backends._host.kernels`, which returns ``None``
-where numba is missing or fails to import: callers then take their other paths.
+Imported only by the loader's thread (``_loader.py``); callers ask
+:func:`indexops._backends._host.kernels`, which returns ``None`` until the load has ended
+and where numba is missing or fails to import: they then take their other paths.
 
 Each kernel is a loop template and a combiner (numpy_groupies' ``aggregate_numba``
 design): the template walks the updates once, in their order, and checks every index
@@ -543,3 +544,10 @@ def take_along_axis(
     threads = max(1, min(threads_for(out.size, "gather"), outer))
     stops = [bad for bad in run_parts(share, outer, threads) if bad >= 0]
     return out, stops[0] if stops else -1
+
+
+def warm_up() -> None:
+    """Run one small kernel: what a process's first kernel call pays once (numba's CPU
+    target set up, a loop loaded from the cache or compiled), paid by the loader's thread
+    (``_loader.py``) instead."""
+    all_in_range(np.zeros(1, np.int64), 0)
