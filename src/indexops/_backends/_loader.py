@@ -67,8 +67,9 @@ class KernelLoader:
     def before_fork(self) -> None:
         """Wait for a load under way (at most :data:`FORK_WAIT_S`): a child must not
         inherit half of numba's import, whose module locks no thread of it would free."""
-        if self._thread is not None:
-            self._done.wait(FORK_WAIT_S)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(FORK_WAIT_S)  # (ended, not only done: no thread left to warn of)
 
     def after_fork_in_child(self) -> None:
         """Forget a load that had not begun (its lock may have been held by a thread the
