@@ -21,9 +21,9 @@ from .._plan.cache import static_cache
 from .._plan.executors import (
     Executor,
     HeldAttributes,
-    array_facts,
     executor,
     plain_ints,
+    signature,
 )
 from .._plan.windows import WindowPlan, make_plan
 from .._typing import Array
@@ -164,7 +164,7 @@ def gather(
         type(indices_are_sorted),
         type(unique_indices),
     )
-    facts = array_facts(operand, start_indices)
+    facts = signature((), operand, start_indices)
     if facts is not None and dimension_numbers is None:
         found = _HELD.find(static, held, facts)
         if found is not None:

@@ -23,7 +23,7 @@ from .._execute.targets import (
 )
 from .._execute.writes import RowWriter, few_rows_first, read_before_writing
 from .._plan.cache import static_cache
-from .._plan.executors import Executor, HeldAttributes, array_facts, executor, plain_ints
+from .._plan.executors import Executor, HeldAttributes, executor, plain_ints, signature
 from .._plan.windows import WindowPlan, make_plan
 from .._typing import Array
 from .._validate.arguments import (
@@ -174,7 +174,7 @@ def scatter(
         type(index_vector_dim),
         index_vector_dim,
     )
-    facts = array_facts(input, scatter_indices, updates)
+    facts = signature((), input, scatter_indices, updates)
     named = type(update_computation) in _NAMED_FORMS  # a callable is not kept (see below)
     if facts is not None and dimension_numbers is None and named:
         found = _HELD.find(static_held, held, facts)

@@ -149,19 +149,15 @@ def signature(static: tuple[Any, ...], *arrays: Any) -> tuple[Any, ...] | None:
     """A call's signature: its ``static`` arguments and each array's type, shape, dtype
     and device (a mix of devices is an error the validating path raises); ``None`` where
     an argument is not an array (the validating path then names it)."""
-    facts = array_facts(*arrays)
-    return None if facts is None else (*static, *facts)
-
-
-def array_facts(*arrays: Any) -> tuple[Any, ...] | None:
-    """Each array's type, shape, dtype and device, as :func:`signature` keys them;
-    ``None`` where an argument is not an array."""
-    try:  # (an attribute read costs less than getattr with a default)
-        return tuple([(type(x), x.shape, x.dtype, x.device) for x in arrays])
+    key = [*static]
+    try:  # (a loop: a comprehension is a call of its own; an attribute read costs less
+        for x in arrays:  # than getattr with a default)
+            key.append((type(x), x.shape, x.dtype, x.device))
+        return tuple(key)
     except AttributeError:  # an array without a device (Dask's), or not an array
         pass
     try:
-        return tuple([(type(x), x.shape, x.dtype, getattr(x, "device", None)) for x in arrays])
+        return (*static, *[(type(x), x.shape, x.dtype, getattr(x, "device", None)) for x in arrays])
     except AttributeError:
         return None
 
