@@ -89,15 +89,17 @@ class KernelLoader:
                 self._thread.start()
 
     def _load(self) -> None:
+        module = None
         try:
             from . import _kernels
 
             _kernels.warm_up()
+            module = _kernels
         except Exception:  # ImportError, or numba refusing this NumPy or platform its own way
-            self._module = None
-        else:
-            self._module = _kernels
-        self._done.set()
+            pass
+        finally:  # (whatever happened, no one waits for ever)
+            self._module = module
+            self._done.set()
 
 
 @functools.cache
