@@ -78,6 +78,13 @@ def test_waiting_without_an_ask_loads_on_the_spot():
     assert _loader.KernelLoader().wait() is _host.load_kernels()
 
 
+def test_without_numba_no_thread_starts(monkeypatch):
+    monkeypatch.setattr(_loader, "_numba_installed", lambda: False)
+    loader = _loader.KernelLoader()
+    assert not loader.expected() and loader.ready() is None
+    assert loader._thread is None and loader.wait() is None and loader.loaded() is None
+
+
 def test_calls_while_the_kernels_load_take_the_other_paths(slow_loads, monkeypatch):
     """A call large enough for the kernels, made while they load, gives their result by
     the paths taken without numba; once loaded, the kernels run."""

@@ -82,6 +82,9 @@ class KernelLoader:
             self._done.set()
 
     def _start(self) -> None:
+        if not _numba_installed():  # (nothing to load: no thread)
+            self._done.set()
+            return
         with self._lock:
             if self._thread is None:
                 _wait_in_forks()
