@@ -343,6 +343,10 @@ def element_scatter(ctx: Ctx, quick: bool, jx: Ctx | None, fraction: float = 1.0
             "unique=False": scatter(False, "drop"),
             "unique=True": scatter(True, "drop"),
             "unique=True,promise": scatter(True, "promise_in_bounds"),
+            # the same replace without unique_indices through the other entry points
+            "at(x)[idx].set": lambda x: indexops.at(x)[idx].set(upd),
+            "onnx.scatter_nd": lambda x: indexops.onnx.scatter_nd(x, idx2, upd),
+            "onnx.scatter_elements": lambda x: indexops.onnx.scatter_elements(x, idx, upd, axis=0),
         },
         _native_element_set(ctx, idx, upd),
         expected,
