@@ -270,3 +270,32 @@ def test_dask_error_says_why():
     da = pytest.importorskip("dask.array")
     with pytest.raises(IndexOpsValueError, match="cannot be written in place: Dask arrays are"):
         indexops.dynamic_update_slice(da.zeros(4), da.ones(1), (0,), copy=False)
+
+
+# -- large copies through NumPy -------------------------------------------------------------
+
+
+@ops
+def test_large_tensors_are_copied_by_numpy_unless_autograd_records(write, monkeypatch):
+    """A functional write of a tensor of NUMPY_COPY_MIN_BYTES or more copies it through
+    NumPy (huge pages where torch's allocator asks for none): the same values in a tensor
+    of its own, ``x`` untouched; a tensor that requires grad keeps torch's clone, and its
+    gradient."""
+    from indexops._backends import _torch
+
+    rows = _torch.NUMPY_COPY_MIN_BYTES // 16  # float32 rows of 4: the threshold exactly
+    from_numpy, made = torch.from_numpy, []
+    monkeypatch.setattr(torch, "from_numpy", lambda a: made.append(a.nbytes) or from_numpy(a))
+    x = torch.zeros(rows, 4)
+    result = write(x, True)
+    assert made == [x.nbytes] and result is not x
+    assert not np.shares_memory(_values(result), _values(x)) and not x.any()
+    np.testing.assert_array_equal(_values(result)[:4], EXPECTED)
+    assert not result[4:].any()
+
+    made.clear()
+    leaf = torch.zeros(rows, 4, requires_grad=True)
+    result = write(leaf, True)
+    assert made == [] and result.grad_fn is not None
+    result.sum().backward()
+    assert leaf.grad is not None and leaf.grad.shape == leaf.shape

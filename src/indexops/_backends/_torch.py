@@ -32,6 +32,13 @@ from ._host import (
 )
 
 torch_is_compiling = torch.compiler.is_compiling
+# Tensors of at least this many bytes are copied by NumPy: malloc maps memory that large
+# anew for each array, and NumPy asks the kernel to back it with huge pages where torch's
+# allocator does not, so where transparent huge pages are on request ("madvise", a common
+# default) a 64 MB copy takes 11 ms against torch's 33; below, both reuse memory malloc
+# holds and cost the same (benchmarks/README.md, "Large torch copies through NumPy").
+NUMPY_COPY_MIN_BYTES = 2**25
+
 _REDUCE = {Named.ADD: "sum", Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
 _PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
 
@@ -198,6 +205,12 @@ class TorchBackend(HostKernels):
         return chosen.view(like.dtype)
 
     def copy(self, x: Array) -> Array:
+        """``x.clone()``; a large tensor that :meth:`host_arrays` lets NumPy read, by
+        NumPy's copy (see :data:`NUMPY_COPY_MIN_BYTES`)."""
+        if x.nbytes >= NUMPY_COPY_MIN_BYTES:
+            views = self.host_arrays(x)
+            if views is not None:
+                return torch.from_numpy(np.array(views[0], copy=True))
         return x.clone()
 
     def all_in_range(self, x: Array, high: int) -> bool:
