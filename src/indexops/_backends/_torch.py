@@ -207,7 +207,7 @@ class TorchBackend(HostKernels):
     def copy(self, x: Array) -> Array:
         """``x.clone()``; a large tensor that :meth:`host_arrays` lets NumPy read, by
         NumPy's copy (see :data:`NUMPY_COPY_MIN_BYTES`)."""
-        if x.nbytes >= NUMPY_COPY_MIN_BYTES:
+        if not torch_is_compiling() and x.nbytes >= NUMPY_COPY_MIN_BYTES:  # (sizes known)
             views = self.host_arrays(x)
             if views is not None:
                 return torch.from_numpy(np.array(views[0], copy=True))
