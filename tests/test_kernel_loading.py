@@ -74,7 +74,7 @@ def test_the_first_ask_starts_one_load_and_later_asks_get_the_kernels(slow_loads
     assert slow_loads.count == 1
 
 
-def test_waiting_without_an_ask_loads_on_the_spot():
+def test_a_wait_without_an_ask_starts_the_load():
     assert _loader.KernelLoader().wait() is _host.load_kernels()
 
 
@@ -135,6 +135,7 @@ rng = np.random.default_rng(0)
 data, indices = rng.random((256, 16)), rng.integers(-16, 16, (256, 16))
 first = indexops.onnx.gather_elements(data, indices, axis=1)
 assert _loader.LOADER._thread is not None
+assert _loader.LOADER.loaded() is None  # (under way: numba's import alone takes 0.1 s)
 
 # forked while it loads: the fork waits for the load, and the child has the kernels
 forked(lambda: _loader.LOADER.loaded() is not None or sys.exit(1))
