@@ -832,3 +832,20 @@ def test_torch_take_along_idiom_reaches_the_kernels(ran, columns):
     expected = x.clone().index_put_((rows.expand(6, 7), idx % 5), y, accumulate=True)
     torch.testing.assert_close(indexops.at(x)[rows, idx].add(y), expected)
     assert columns == [1, 1] and ran[:1] == ["take_along_axis"]  # (adds: torch's scatter)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_counts_up_in_one_compiled_pass(dtype):
+    """The at idiom's rows ``0, 1, 2, ...`` found by the kernel as by NumPy's comparison:
+    wrong first, middle or last entries, none, and arrays the kernel declines."""
+    up = np.arange(1000, dtype=dtype)
+    cases = [up, up.reshape(250, 4), up[:0], up[:1]]
+    for position in (0, 500, 999):
+        wrong = up.copy()
+        wrong[position] = -1
+        cases.append(wrong)
+    cases.append(up[::-1].copy())
+    for x in cases:
+        assert kernels.counts_up(x) is _host.counts_up(x), x
+    assert kernels.counts_up(up[::2]) is None  # not contiguous
+    assert kernels.counts_up(up.astype(np.uint8)) is None

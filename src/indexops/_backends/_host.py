@@ -245,7 +245,11 @@ class HostKernels(NativeScatter):
         read where the kernels would take work of ``elements`` elements and
         :meth:`host_arrays` allows (else False: nothing is read)."""
         found = self._kernels_on(elements, x)
-        return found is not None and counts_up(found[1][0])
+        if found is None:
+            return False
+        compiled, (values,) = found
+        answer = compiled.counts_up(values)  # (one compiled pass where it takes values)
+        return counts_up(values) if answer is None else answer
 
     def take_along_axis_natively(self, x: Array, indices: Array, axis: int) -> Array:
         """:meth:`take_along_axis` by the library's own calls."""
