@@ -849,3 +849,5 @@ def test_counts_up_in_one_compiled_pass(dtype):
         assert kernels.counts_up(x) is _host.counts_up(x), x
     assert kernels.counts_up(up[::2]) is None  # not contiguous
     assert kernels.counts_up(up.astype(np.uint8)) is None
+    swapped = up.astype(up.dtype.newbyteorder())  # the same values, big-endian
+    assert kernels.counts_up(swapped) is None and _host.counts_up(swapped)
