@@ -994,11 +994,12 @@ def test_a_mask_of_wide_rows_in_a_big_array_scatters(monkeypatch):
 
 
 @pytest.mark.backends(lambda backend: backend.values_on_host)
-def test_one_array_of_rows_in_range_reads_by_the_library_s_own_indexing(xp, monkeypatch):
+def test_one_array_of_rows_in_range_reads_by_the_library_s_own_indexing(xp, backend, monkeypatch):
     """``at(x)[rows].get()`` with int64 rows that the host finds in range reads ``x[rows]``
     (a new array), whatever the mode but ``"fill"``, whose ``fill_value`` is checked on
-    every call; negative rows, rows out of range, other dtypes (torch reads uint8 as a
-    mask) and the first call of a signature take the core's gather. The first and the
+    every call; rows out of range, other dtypes (torch reads uint8 as a mask) and the
+    first call of a signature take the core's gather, and so do negative rows but on
+    NumPy, whose take checks each row and counts them from the end. The first and the
     repeated calls give NumPy's ``x[rows]`` (clipped where out of range)."""
     from indexops._ops import at as at_module
 
@@ -1018,7 +1019,8 @@ def test_one_array_of_rows_in_range_reads_by_the_library_s_own_indexing(xp, monk
         (np.array([6, 0, 2]), "promise_in_bounds", True),
         (np.array([6, 0, 2]), "clip", True),
         (np.array([6, 0, 2]), "fill", False),
-        (np.array([6, -1, 2]), None, False),
+        (np.array([6, -1, -7]), None, backend.library == "numpy"),
+        (np.array([6, -8, 2]), None, False),
         (np.array([6, 9, 2]), None, False),
         (np.array([6, 0, 2], np.uint8), None, False),
         (np.array([6, 0, 2], np.int32), None, False),
@@ -1035,27 +1037,45 @@ def test_one_array_of_rows_in_range_reads_by_the_library_s_own_indexing(xp, monk
         indexops.at(x)[from_numpy(xp, np.array([6, 0]))].get(mode="fill", fill_value="a")
 
 
+@pytest.mark.parametrize("dtype", [">f8", "<i2", "bfloat16", "float8_e4m3fn", "bool"])
+def test_numpy_checked_take_keeps_the_dtype_and_byte_order(dtype):
+    """NumPy's checked take of ``at(x)[rows].get()`` (rows of the index dtype, negative
+    ones from the end) gives ``x[rows]`` in x's dtype and byte order, a new array, on a
+    read-only ``x`` too; a row outside leaves it to the gather (clipped)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    kind = getattr(ml_dtypes, dtype, None) or np.dtype(dtype)
+    x = np.arange(5.0 * 2).reshape(5, 2).astype(kind)
+    x.flags.writeable = False
+    for rows, expected in (([4, -1, -5, 0], [4, 4, 0, 0]), ([1, 7, -9], [1, 4, 0])):
+        got = indexops.at(x)[np.array(rows)].get()
+        assert got.dtype == x.dtype and not np.shares_memory(got, x)
+        np.testing.assert_array_equal(got.view(np.uint8), x[expected].view(np.uint8))
+
+
 @pytest.mark.backends(lambda backend: backend.values_on_host)
-def test_many_rows_in_range_read_by_the_backend_s_row_take(xp, monkeypatch):
+def test_many_rows_in_range_read_by_the_backend_s_row_take(xp, backend, monkeypatch):
     """More rows than the list read covers (17 and more, 1-D or not) read by the
     backend's row take on repeat calls (faster there than the library's indexing), up
-    to 16 by the indexing: the same values as NumPy's ``x[rows]``, a new array."""
+    to 16 by the indexing; on NumPy every size by its checked take (faster than
+    indexing at every size): the same values as NumPy's ``x[rows]``, a new array."""
     from indexops._backends import backend_for
 
     table = np.arange(40.0 * 3).reshape(40, 3)
     x = from_numpy(xp, table)
     library = type(backend_for("test", x=x))
     taken: list[int] = []
-    take_rows = library.take_rows
+    checked = backend.library == "numpy"
+    name = "take_rows_checked" if checked else "take_rows"
+    take_rows = getattr(library, name)
 
     def spy(self: Any, table: Any, rows: Any) -> Any:
-        taken.append(rows.shape[0])
+        taken.append(math.prod(rows.shape))
         return take_rows(self, table, rows)
 
-    monkeypatch.setattr(library, "take_rows", spy)
+    monkeypatch.setattr(library, name, spy)
     rng = np.random.default_rng(2)
     for rows, by_take in [
-        (rng.integers(0, 40, 16), False),
+        (rng.integers(0, 40, 16), checked),
         (rng.integers(0, 40, 17), True),
         (rng.integers(0, 40, (3, 9)), True),
     ]:

@@ -507,3 +507,75 @@ def test_one_layer_writes_elements_of_a_1d_table(library, how):
         assert counts == ([1, 0] if taken else [0, 1]), positions
         with generic_only():
             assert_equal(got, indexops.scatter(x, index, y, **attributes))
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_few_distinct_rows_reads_the_index_as_one_list(library):
+    """``few_distinct_rows``: the index flat in the index dtype (any integer dtype, byte
+    order or layout given) where its entries are distinct and in range, else ``None``:
+    repeats, entries outside on either side, more than a list read covers, none."""
+    from indexops._backends import backend_for
+
+    x = library_arrays(library, np.zeros((8, 2), np.float32))[0]
+    backend = backend_for("test", x=x)
+    wide = np.arange(12).reshape(3, 4)[:, ::2]  # not contiguous: [[0, 2], [4, 6], [8, 10]]
+    shown = [
+        (np.array([[5, 0], [3, 7]]), [5, 0, 3, 7]),
+        (np.array([5, 0, 3], np.uint8), [5, 0, 3]),
+        (wide[:, :1] % 8, [0, 4, 0]),  # repeated
+        (wide[:2], [0, 2, 4, 6]),
+        (np.array([5, 0, -1]), None),
+        (np.array([5, 0, 8]), None),
+        (np.arange(17) % 8, None),
+        (np.zeros(0, np.int64), None),
+    ]
+    if library == "numpy":
+        shown.append((np.array([7, 1], ">i4"), [7, 1]))
+    for index, expected in shown:
+        (index_in,) = library_arrays(library, index)
+        rows = backend.few_distinct_rows(index_in, 7)
+        if expected is None or len(set(expected)) < len(expected):
+            assert rows is None, index
+            continue
+        assert to_numpy(rows).tolist() == expected
+        assert to_numpy(rows).dtype == np.int64
+
+
+@pytest.mark.parametrize(
+    ("dtype", "how"),
+    [
+        (dtype, how)
+        for dtype in ("float32", "bfloat16", "float8_e4m3fn", "uint16", "int64", "complex64")
+        for how in (None, "add")
+        if not (how == "add" and dtype in ("float8_e4m3fn", "uint16"))  # (torch adds neither)
+    ],
+)
+@pytest.mark.parametrize("large", [False, True], ids=["small", "copied by NumPy"])
+def test_torch_writes_of_distinct_rows_into_a_copy(dtype, how, large, monkeypatch):
+    """torch's replace and add of distinct rows into a copy: one copying call
+    (``index_copy``, ``index_add``) below the size NumPy copies and for the types torch
+    has those kernels for, else the clone and the in-place write; the generic path's
+    result either way, ``x`` untouched, no memory shared with it."""
+    from indexops._backends import _torch
+
+    calls: list[str] = []
+    for named, copying in list(_torch._COPYING_WRITES.items()):
+        counted = lambda *a, _f=copying, _n=named: calls.append(_n and _n.value) or _f(*a)  # noqa: E731
+        monkeypatch.setitem(_torch._COPYING_WRITES, named, counted)
+    torch_dtype = getattr(torch, dtype)
+    rows = _torch.NUMPY_COPY_MIN_BYTES // (2 * torch_dtype.itemsize) if large else 8
+    x = torch.arange(rows * 2, dtype=torch.float64).reshape(rows, 2).to(torch_dtype)
+    before = x.clone()
+    index = torch.tensor([[5], [0], [3], [7]])
+    y = torch.full((4, 2), 3.0).to(torch_dtype)
+    attributes = {**ROW_SCATTER, "update_computation": how}
+    with generic_only():
+        expected = indexops.scatter(x, index, y, **attributes)
+    with one_layer_writes() as counts:
+        got = indexops.scatter(x, index, y, **attributes)
+    assert counts == [1, 0]
+    one_call = not large and dtype not in ("float8_e4m3fn", "uint16")
+    assert calls == ([how] if one_call else [])
+    assert torch.equal(x.view(torch.uint8), before.view(torch.uint8))
+    assert got.dtype == torch_dtype and got.untyped_storage().data_ptr() != x.data_ptr()
+    assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))

@@ -46,6 +46,9 @@ def calls(make):
     # one index array on the rows: the core's executor kept by at's lowering
     out["at rows get fill"] = lambda: indexops.at(make(table))[make(rows - 8)].get(mode="fill")
     out["at rows set"] = lambda: indexops.at(make(table))[make(rows)].set(make(floats[:, :8]))
+    # NumPy's checked take: negative rows from the end, and rows outside (the gather clips)
+    out["at rows get from the end"] = lambda: indexops.at(make(table))[make(rows - 8)].get()
+    out["at rows get, some outside"] = lambda: indexops.at(make(table))[make(rows + 8)].get()
     # int64 rows in range: repeated calls go straight to the core's row writer
     small, few = rng.random((16, 8)), rng.permutation(16)[:8]  # distinct rows, a list's worth
     out["at few rows max in place"] = lambda: indexops.at(make(small))[make(few)].max(

@@ -172,6 +172,13 @@ class Backend:
         ``table``."""
         raise NotImplementedError
 
+    def distinct_rows_written(
+        self, table: Array, rows: Array, values: Array, how: Named | None
+    ) -> Array:
+        """A copy of the 2-D ``table`` with :meth:`write_distinct_rows`' write (``table``
+        untouched). Here: that write into :meth:`copy`'s copy."""
+        return self.write_distinct_rows(self.copy(table), rows, values, how)
+
     def records_gradient(self, *arrays: Array) -> bool:
         """Whether the library's autograd records an op on ``arrays`` now (an array that
         requires grad, in grad mode). Tensors it records may be kept for the backward
@@ -295,9 +302,16 @@ class Backend:
 
     def few_distinct_in_range(self, rows: Array, high: int) -> bool:
         """Whether a few entries of the integer array ``rows``, read on the host as one
-        list (:meth:`few_on_host`), lie in ``[0, high]`` and are distinct; False where
-        not shown (nothing more is read: for callers whose rows are promised in range)."""
-        return False
+        list, lie in ``[0, high]`` and are distinct (:meth:`few_distinct_rows`); False
+        where not shown (nothing more is read: for callers whose rows are promised in
+        range)."""
+        return self.few_distinct_rows(rows, high) is not None
+
+    def few_distinct_rows(self, index: Array, high: int) -> Array | None:
+        """The integer array ``index`` flat, in the index dtype, where its entries are
+        few and on the host and, read as one list, lie in ``[0, high]`` and are
+        distinct; else ``None`` (nothing more read). Here: ``None``."""
+        return None
 
     def few_in_range(self, rows: Array, high: int) -> bool:
         """Whether every entry of the integer array ``rows`` is shown to lie in ``[0,
@@ -480,6 +494,13 @@ class Backend:
         """``table[rows]`` with each row number clipped to ``[0, len(table) - 1]`` first
         (``table`` is not empty)."""
         return self.take_rows(table, self.clip(rows, 0, table.shape[0] - 1))
+
+    def take_rows_checked(self, x: Array, rows: Array) -> Array | None:
+        """``x[rows]`` for an array ``rows`` of the index dtype, where one native step
+        reads it and checks each row in ``[-len(x), len(x))`` (negative rows count from
+        the end, as in NumPy's indexing); ``None`` where a row lies outside, or the
+        library has no such step (nothing written). Here: ``None``."""
+        return None
 
     def set_rows(
         self, table: Array, rows: Array, values: Array, keep: Array | None = None

@@ -157,6 +157,14 @@ class NumpyBackend(HostKernels):
         # 2 us of the 5 of an 8-row gather)
         return table.take(rows, axis=0, mode="clip")  # (the method: np.take wraps it)
 
+    def take_rows_checked(self, x: Array, rows: Array) -> Array | None:
+        # take raises for a row outside, in one pass: 0.26 us for 8 rows of 16, where
+        # x[rows] takes 1.0 and a list read of the rows 0.55
+        try:
+            return x.take(rows, axis=0)
+        except IndexError:
+            return None
+
     def take_along_axis_natively(self, x: Array, indices: Array, axis: int) -> Array:
         """``take`` of the flat element numbers of a C-contiguous ``x`` (faster than
         ``np.take_along_axis``'s fancy index), block by block along the leading dim, else

@@ -9,7 +9,6 @@ from .._typing import Array
 from .._validate.arguments import writes_in_place
 from .._validate.combiners import Combiner
 from .rows import put_rows, signed_zero_fixes
-from .targets import to_index
 
 
 def write_rows(
@@ -139,8 +138,8 @@ class RowWriter:
         ``scatter_update``): their commonest small call. ``values`` must have ``x``'s
         dtype (those ops' signatures and validation fix it)."""
         backend = self.backend
-        rows = to_index(backend, backend.reshape(index, (self.count,)))
-        if not backend.few_distinct_in_range(rows, self.rows_shape[0] - 1):
+        rows = backend.few_distinct_rows(index, self.rows_shape[0] - 1)
+        if rows is None:
             return None
         values = backend.reshape(values, (self.count, self.rows_shape[1]))
         return self.write_distinct(x, rows, values, in_place)
@@ -162,11 +161,15 @@ class RowWriter:
         """The write of rows that do not repeat, where the library writes them in one
         native step (``direct``): what :meth:`__call__` gives without its questions."""
         backend = self.backend
-        if in_place:
+        if not in_place:
+            if self.is_table:  # (no view to make and undo)
+                return backend.distinct_rows_written(x, rows, values, self.combiner.named)
+            work = backend.copy(x)
+        else:
             rows, values = read_before_writing(backend, x, rows, values)
-        work = x if in_place else backend.copy(x)
-        if self.is_table:  # (no view to make and undo)
-            return backend.write_distinct_rows(work, rows, values, self.combiner.named)
+            if self.is_table:
+                return backend.write_distinct_rows(x, rows, values, self.combiner.named)
+            work = x
         table = backend.reshape(work, self.rows_shape)
         backend.write_distinct_rows(table, rows, values, self.combiner.named)
         return _into_x(backend, x, table) if in_place else backend.reshape(table, x.shape)
