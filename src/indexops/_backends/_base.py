@@ -301,8 +301,8 @@ class Backend:
         return None
 
     def few_distinct_in_range(self, rows: Array, high: int) -> bool:
-        """Whether a few entries of the integer array ``rows``, read on the host as one
-        list, lie in ``[0, high]`` and are distinct (:meth:`few_distinct_rows`); False
+        """Whether a few entries of the 1-D integer array ``rows``, read on the host as
+        one list, lie in ``[0, high]`` and are distinct (:meth:`few_distinct_rows`); False
         where not shown (nothing more is read: for callers whose rows are promised in
         range)."""
         return self.few_distinct_rows(rows, high) is not None
@@ -310,7 +310,9 @@ class Backend:
     def few_distinct_rows(self, index: Array, high: int) -> Array | None:
         """The integer array ``index`` flat, in the index dtype, where its entries are
         few and on the host and, read as one list, lie in ``[0, high]`` and are
-        distinct; else ``None`` (nothing more read). Here: ``None``."""
+        distinct; else ``None`` (nothing more read). ``index`` is 1-D or holds few
+        entries (its flat view is made before its size is looked at: a row writer's
+        count of rows, which its signature fixes). Here: ``None``."""
         return None
 
     def few_in_range(self, rows: Array, high: int) -> bool:
