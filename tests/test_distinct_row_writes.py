@@ -542,15 +542,15 @@ def test_few_distinct_rows_reads_the_index_as_one_list(library):
 
 
 @pytest.mark.parametrize(
-    ("dtype", "how"),
+    ("dtype", "how", "large"),
     [
-        (dtype, how)
+        (dtype, how, False)
         for dtype in ("float32", "bfloat16", "float8_e4m3fn", "uint16", "int64", "complex64")
         for how in (None, "add")
         if not (how == "add" and dtype in ("float8_e4m3fn", "uint16"))  # (torch adds neither)
-    ],
+    ]
+    + [("float32", None, True), ("float32", "add", True)],  # copied by NumPy
 )
-@pytest.mark.parametrize("large", [False, True], ids=["small", "copied by NumPy"])
 def test_torch_writes_of_distinct_rows_into_a_copy(dtype, how, large, monkeypatch):
     """torch's replace and add of distinct rows into a copy: one copying call
     (``index_copy``, ``index_add``) below the size NumPy copies and for the types torch
