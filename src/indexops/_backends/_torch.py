@@ -208,7 +208,7 @@ class TorchBackend(HostKernels):
     def copy(self, x: Array) -> Array:
         """``x.clone()``; a large tensor that :meth:`host_arrays` lets NumPy read, by
         NumPy's copy (see :data:`NUMPY_COPY_MIN_BYTES`)."""
-        if not torch_is_compiling() and x.nbytes >= NUMPY_COPY_MIN_BYTES:  # (sizes known)
+        if _copied_by_numpy(x):
             views = self.host_arrays(x)
             if views is not None:
                 return torch.from_numpy(np.array(views[0], copy=True))
@@ -392,7 +392,7 @@ class TorchBackend(HostKernels):
         less than a clone and the in-place write), below the size :meth:`copy` copies
         through NumPy; else :meth:`Backend.distinct_rows_written`."""
         copying = _COPYING_WRITES.get(how)
-        if copying is None or table.dtype in _BITS_OF or table.nbytes >= NUMPY_COPY_MIN_BYTES:
+        if copying is None or table.dtype in _BITS_OF or _copied_by_numpy(table):
             return super().distinct_rows_written(table, rows, values, how)
         return copying(table, 0, rows, values)
 
@@ -530,6 +530,13 @@ def _eager_on_cpu(x: Array) -> bool:
         and type(x) in _PLAIN_TYPES
         and not torch._C._functorch.is_functorch_wrapped_tensor(x)
     )
+
+
+def _copied_by_numpy(x: Array) -> bool:
+    """Whether :meth:`TorchBackend.copy` may copy ``x`` through NumPy: of
+    :data:`NUMPY_COPY_MIN_BYTES` or more, asked only where sizes are known (not while
+    ``torch.compile`` traces: they may be symbolic)."""
+    return not torch_is_compiling() and x.nbytes >= NUMPY_COPY_MIN_BYTES
 
 
 def _copied_in(table: Array, rows: Array, values: Array) -> Array:
