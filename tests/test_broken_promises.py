@@ -84,7 +84,7 @@ ROUTES = {
         "min or max by runs",
         "sparse product", "fancy set", "take", "take clipped", "count_distinct",
         "take along axis", "zeros found in the result", "distinct rows written directly",
-        "few rows asked in one layer",
+        "few rows asked in one layer", "checked take",
     ),
     # where numba is installed
     "numpy kernels": (
@@ -218,6 +218,7 @@ def spy_numpy(routes: collections.Counter[str]) -> None:
     spy(backend, "_set", routes, lambda *a: "fancy set")
     spy(backend, "take_rows", routes, lambda *a: "take")
     spy(backend, "take_rows_clipped", routes, lambda *a: "take clipped")
+    spy(backend, "take_rows_checked", routes, lambda *a: "checked take")
     spy(backend, "take_along_axis", routes, lambda *a: "take along axis")
 
 
