@@ -39,7 +39,7 @@ from .workloads import Case, build_all
 RESULTS = Path(__file__).parent / "results"
 JAX_LABEL = "jax.lax"
 ONNX_LABEL = "onnxruntime"
-PEERS = (JAX_LABEL, ONNX_LABEL)  # other runtimes: sampled in a block after the others
+AFTER = (JAX_LABEL,)  # sampled in a block after the others (XLA's threads spin after a call)
 SWEEP = "1/16,1/4,1"
 
 
@@ -131,34 +131,53 @@ def check(case: Case, table: dict[str, Entry]) -> None:
 def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[float]]:
     """``repeats`` samples of each callable, alternating (a new order each round).
 
-    indexops and the native candidates alternate with each other, and pass their operands
-    round: each callable runs on each operand equally often, so where one operand's memory
-    happens to be faster (huge pages, cache placement) no callable gets it for good. Each
-    round's order is a seeded shuffle, so no callable always runs after the same one (a
-    rotation did that: the callable after one that churns memory, such as a native
-    candidate with float64 temporaries, paid for it in every sample). The JAX peer is
-    sampled in a block of its own afterwards, because XLA's CPU threads keep spinning for a
-    while after a call and would slow whichever callable came next.
+    indexops, the native candidates and onnxruntime alternate with each other, and the
+    callables of one array library pass their operands round: each runs on each operand
+    equally often, so where one operand's memory happens to be faster (huge pages, cache
+    placement) no callable gets it for good. Each round's order is a seeded shuffle, so no
+    callable always runs after the same one (a rotation did that: the callable after one
+    that churns memory, such as a native candidate with float64 temporaries, paid for it in
+    every sample). onnxruntime, on one thread, runs among them: sampled in a block of its
+    own, it ran on caches no other call had disturbed while the others did not (2-3x
+    apart at 1/16). The JAX peer is sampled in a block of its own afterwards, because
+    XLA's CPU threads keep spinning for a while after a call and would slow whichever
+    callable came next.
     """
     times: dict[str, list[float]] = {label: [] for label in table}
     for fn, operand, ctx in table.values():
         ctx.sync(fn(operand))  # warm-up (and JAX compilation)
-    same_backend = [label for label in table if label not in PEERS]
-    peers = [label for label in table if label in PEERS]
+    interleaved = [label for label in table if label not in AFTER]
+    after = [label for label in table if label in AFTER]
     gc.collect()
     gc.disable()
     try:
-        for labels in (same_backend, peers):
-            operands = [table[label][1] for label in labels]
+        for labels in (interleaved, after):
+            rotations = _operand_rotations(table, labels)
             order = np.random.default_rng(0)
             for r in range(repeats if labels else 0):
                 for i in order.permutation(len(labels)).tolist():
                     fn, _, ctx = table[labels[i]]
-                    operand = operands[(i + r) % len(labels)]
+                    operands, place = rotations[labels[i]]
+                    operand = operands[(place + r) % len(operands)]
                     times[labels[i]].append(median_time(fn, operand, ctx, calls))
     finally:
         gc.enable()
     return times
+
+
+def _operand_rotations(
+    table: dict[str, Entry], labels: list[str]
+) -> dict[str, tuple[list[Any], int]]:
+    """For each label, the operands of the callables of its array library (which it takes
+    in turn) and its place among them."""
+    libraries: dict[str, list[str]] = {}
+    for label in labels:
+        libraries.setdefault(table[label][2].name, []).append(label)
+    return {
+        label: ([table[other][1] for other in same], same.index(label))
+        for same in libraries.values()
+        for label in same
+    }
 
 
 def peak_mib(case: Case, table: dict[str, Entry]) -> dict[str, float]:
