@@ -213,6 +213,39 @@ def test_min_of_big_endian_floats_keeps_the_signed_zero(xp, backend):
     assert_same_result(result, np.array([-0.0, 1.0]), np.dtype(">f8"), signs=True)
 
 
+@pytest.mark.skipif("bfloat16" not in EXTENSION, reason="needs ml_dtypes' bfloat16")
+@pytest.mark.parametrize("how", ["min", "max"])
+@pytest.mark.parametrize(
+    "rows",
+    [[0, 1], [0, 0, 1], [0, 1] * 8 + [0]],
+    ids=["distinct", "repeated", "many per row"],  # each way the zeros are looked for
+)
+def test_min_and_max_of_swapped_bfloat16_keep_the_signed_zero(xp, backend, how, rows):
+    # ml_dtypes' nonzero test read swapped bytes as native: a -0.0 update looked nonzero
+    bfloat16 = np.dtype(ml_dtypes.bfloat16)
+    swapped = bfloat16.newbyteorder("S")
+    table = np.array([[0.0, 1.0, -0.0], [-0.0, 2.0, 0.0]], np.float32)
+    # (no +0.0 among the updates: its bytes read as zero in either order)
+    updates = np.tile(np.array([[-0.0, 3.0, -0.0]], np.float32), (len(rows), 1))
+    expected = table.copy()
+    for row, update in zip(rows, updates):  # IEEE-754: max(+0, -0) = +0, min(+0, -0) = -0
+        old = expected[row]
+        signs = (
+            np.signbit(old) | np.signbit(update)
+            if how == "min"
+            else np.signbit(old) & np.signbit(update)
+        )
+        combined = np.minimum(old, update) if how == "min" else np.maximum(old, update)
+        expected[row] = np.where((old == 0) & (update == 0), np.where(signs, -0.0, 0.0), combined)
+    result = scatter(
+        of_backend(backend, xp, table.astype(bfloat16).astype(swapped)),
+        of_backend(backend, xp, np.array(rows)[:, None]),
+        of_backend(backend, xp, updates.astype(bfloat16).astype(swapped)),
+        update_computation=how, copy=True, **ROW_SCATTER,
+    )  # fmt: skip
+    assert_same_result(result, expected.astype(bfloat16), swapped, signs=True)
+
+
 def _window_ops() -> dict[str, Callable[..., Any]]:
     """Every other op, each a function of (operand, updates, index array) drawn below:
     an operand [4, 5, 3], updates [4, 5, 3] and indices [4, 5, 3] in [-4, 4)."""

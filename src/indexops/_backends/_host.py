@@ -108,7 +108,17 @@ def holds_zero(x: np.ndarray) -> bool:
     """Whether some entry of ``x`` equals zero (-0.0 included, NaN not): one
     ``count_nonzero``, several times faster in NumPy than in torch on the CPU (and than a
     comparison and ``any``, which allocate)."""
-    return bool(np.count_nonzero(x) < x.size)
+    return not _none_zero(x)
+
+
+def _none_zero(x: np.ndarray) -> bool:
+    """Whether no entry of ``x`` equals zero: ``count_nonzero``, but for an extension
+    type (kind ``V``, ml_dtypes' bfloat16) in non-native byte order, whose own nonzero
+    test reads the bytes as native (a -0.0 stored big-endian reads as a tiny number
+    there): a comparison, which NumPy makes on a native copy."""
+    if x.dtype.isnative or x.dtype.kind != "V":
+        return bool(np.count_nonzero(x) == x.size)
+    return not bool(np.any(x == 0))
 
 
 # Elements compared at a time by zero_rows: the comparisons stay in cache, and no
@@ -123,7 +133,7 @@ def zero_rows(x: np.ndarray) -> np.ndarray | None:
     does not, as with ``== 0``); where some entry is zero, one comparison per block of
     :data:`ZERO_SCAN_BLOCK` elements finds the rows. Positions, not a mask per row: ``any``
     along rows of 64 entries cost 3x the ``flatnonzero``."""
-    if np.count_nonzero(x) == x.size:
+    if _none_zero(x):
         return None
     width = x.shape[1]
     step = max(1, ZERO_SCAN_BLOCK // max(1, width))
