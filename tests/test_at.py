@@ -1052,6 +1052,22 @@ def test_numpy_checked_take_keeps_the_dtype_and_byte_order(dtype):
         np.testing.assert_array_equal(got.view(np.uint8), x[expected].view(np.uint8))
 
 
+def test_numpy_checked_take_reads_nothing_where_values_are_not_on_the_host():
+    """Under the ``device_paths`` hook (values not on the host: a device, tracing) the
+    checked take, whose raise branches on the rows' values, declines before ``take``
+    even for rows in range, and ``at.get`` takes the gather, with the same values."""
+    from indexops._backends import backend_for
+
+    x = np.arange(7.0 * 3).reshape(7, 3)
+    rows = np.array([6, -1, 2])
+    backend = backend_for("test", x=x)
+    np.testing.assert_array_equal(backend.take_rows_checked(x, rows), x[rows])
+    with device_paths():  # (the hook's backends are variants: asked for within it)
+        assert backend_for("test", x=x).take_rows_checked(x, rows) is None
+        for _ in range(2):  # the first call of a signature, then a repeated one
+            np.testing.assert_array_equal(indexops.at(x)[rows].get(), x[rows])
+
+
 @pytest.mark.backends(lambda backend: backend.values_on_host)
 def test_many_rows_in_range_read_by_the_backend_s_row_take(xp, backend, monkeypatch):
     """More rows than the list read covers (17 and more, 1-D or not) read by the

@@ -500,8 +500,9 @@ class Backend:
     def take_rows_checked(self, x: Array, rows: Array) -> Array | None:
         """``x[rows]`` for an array ``rows`` of the index dtype, where one native step
         reads it and checks each row in ``[-len(x), len(x))`` (negative rows count from
-        the end, as in NumPy's indexing); ``None`` where a row lies outside, or the
-        library has no such step (nothing written). Here: ``None``."""
+        the end, as in NumPy's indexing); ``None`` where a row lies outside, where the
+        values are not on the host (nothing read) or the library has no such step
+        (nothing written). Here: ``None``."""
         return None
 
     def set_rows(
