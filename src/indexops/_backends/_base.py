@@ -172,12 +172,19 @@ class Backend:
         ``table``."""
         raise NotImplementedError
 
-    def distinct_rows_written(
+    def copies_distinct_rows(self, dtype: Any, how: Named | None, shape: tuple[int, ...]) -> bool:
+        """Whether :meth:`distinct_rows_copied` takes writes with ``how`` into copies of
+        2-D tables of ``dtype`` and ``shape``: a fact of the signature, decided once by
+        the row writer. Here: never."""
+        return False
+
+    def distinct_rows_copied(
         self, table: Array, rows: Array, values: Array, how: Named | None
     ) -> Array:
-        """A copy of the 2-D ``table`` with :meth:`write_distinct_rows`' write (``table``
-        untouched). Here: that write into :meth:`copy`'s copy."""
-        return self.write_distinct_rows(self.copy(table), rows, values, how)
+        """A copy of the 2-D ``table`` with :meth:`write_distinct_rows`' write, made and
+        written in one native call (``table`` untouched), for the writes
+        :meth:`copies_distinct_rows` takes."""
+        raise NotImplementedError
 
     def records_gradient(self, *arrays: Array) -> bool:
         """Whether the library's autograd records an op on ``arrays`` now (an array that

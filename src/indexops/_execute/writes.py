@@ -49,7 +49,9 @@ class RowWriter:
     (:attr:`direct`, :meth:`~indexops._backends.Backend.write_distinct_rows`: small
     writes, which no compiled kernel takes, where autograd records nothing); whether the
     rows are so few that :meth:`write_few` reads them as one list to find them distinct
-    itself (:attr:`few`); and whether ``x`` is its own 2-D view (:attr:`is_table`). A call
+    itself (:attr:`few`); whether ``x`` is its own 2-D view (:attr:`is_table`); and
+    whether the library makes a functional call's copy and writes it in one call
+    (:attr:`copies`, :meth:`~indexops._backends.Backend.distinct_rows_copied`). A call
     does only what its values decide: copies of the updates that view ``x``, the copy of
     a functional call (or of autograd's), the write. Immutable once made, so one writer
     serves many threads.
@@ -58,6 +60,7 @@ class RowWriter:
     __slots__ = (
         "backend",
         "combiner",
+        "copies",
         "count",
         "direct",
         "dtype",
@@ -89,6 +92,11 @@ class RowWriter:
         )
         self.count = count
         self.few = self.direct and count <= backend.few_entries
+        self.copies = (
+            self.direct
+            and self.is_table
+            and backend.copies_distinct_rows(dtype, combiner.named, rows_shape)
+        )
 
     def __call__(
         self,
@@ -162,9 +170,11 @@ class RowWriter:
         native step (``direct``): what :meth:`__call__` gives without its questions."""
         backend = self.backend
         if not in_place:
-            if self.is_table:  # (no view to make and undo)
-                return backend.distinct_rows_written(x, rows, values, self.combiner.named)
+            if self.copies:
+                return backend.distinct_rows_copied(x, rows, values, self.combiner.named)
             work = backend.copy(x)
+            if self.is_table:  # (no view to make and undo)
+                return backend.write_distinct_rows(work, rows, values, self.combiner.named)
         else:
             rows, values = read_before_writing(backend, x, rows, values)
             if self.is_table:
