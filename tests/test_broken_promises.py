@@ -89,11 +89,11 @@ ROUTES = {
     # where numba is installed
     "numpy kernels": (
         "compiled rows", "compiled element gather", "compiled on threads",
-        "compiled index tuples", "compiled element scatter",
+        "compiled index tuples", "compiled element scatter", "compiled rows unchecked",
     ),
     "torch kernels": (
         "compiled rows", "compiled element gather", "compiled on threads",
-        "compiled index tuples", "compiled element scatter",
+        "compiled index tuples", "compiled element scatter", "compiled rows unchecked",
     ),
     "torch": (
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
@@ -261,6 +261,7 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
     the larger shape split between two threads (counted where they were)."""
     import indexops
     from indexops._backends import _host, _threads
+    from indexops._execute import writes
 
     compiled = _host.load_kernels()
     _host.KERNEL_MIN_ELEMENTS = 0
@@ -273,6 +274,14 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
         return split(task, count, parts)
 
     compiled.run_parts = spied_split
+    one_pass = writes.RowWriter.in_one_pass
+
+    def spied_one_pass(*args: Any, **kwargs: Any) -> Any:
+        written = one_pass(*args, **kwargs)
+        routes["compiled rows unchecked"] += written is not None  # (no range check first)
+        return written
+
+    writes.RowWriter.in_one_pass = spied_one_pass  # type: ignore[method-assign]
     for name, route in (
         ("apply_rows", "compiled rows"),
         ("take_along_axis", "compiled element gather"),

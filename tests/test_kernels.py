@@ -17,6 +17,7 @@ import concurrent.futures
 import os
 import subprocess
 import sys
+import types
 
 import ml_dtypes
 import numpy as np
@@ -467,10 +468,12 @@ def test_kernels_from_many_threads_at_once(ran):
             return onnx.scatter_nd(cases[0][0], indices[:, :1], updates[:64], reduction="add")
         if case == "elements":
             return onnx.scatter_elements(cases[0][0], indices, updates[:64], axis=1)
+        if case == "at rows":  # rows from the end and outside, placed in one pass
+            return indexops.at(cases[0][0])[indices.reshape(-1)[:500] * 9].add(updates)
         table, rows, how = case
         return scatter_rows(table, rows, updates, how)
 
-    work = [*cases, None, "at", "nd", "elements"] * 8
+    work = [*cases, None, "at", "nd", "elements", "at rows"] * 8
     serial = [call(case) for case in work]
     results = map_in_threads(call, work, threads=8)
     for got, expected in zip(results, serial):
@@ -851,3 +854,132 @@ def test_counts_up_in_one_compiled_pass(dtype):
     assert kernels.counts_up(up.astype(np.uint8)) is None
     swapped = up.astype(up.dtype.newbyteorder())  # the same values, big-endian
     assert kernels.counts_up(swapped) is None and _host.counts_up(swapped)
+
+
+@pytest.fixture
+def unchecked(monkeypatch):
+    """The writes that the row writer's one pass took, rows unchecked (one entry each)."""
+    from indexops._execute import writes
+
+    taken: list[bool] = []
+    one_pass = writes.RowWriter.in_one_pass
+
+    def spied(*args, **kwargs):
+        written = one_pass(*args, **kwargs)
+        if written is not None:
+            taken.append(True)
+        return written
+
+    monkeypatch.setattr(writes.RowWriter, "in_one_pass", spied)
+    return taken
+
+
+def host(a):
+    """A NumPy view of a NumPy array or a torch tensor's memory."""
+    return a if isinstance(a, np.ndarray) else a.detach().numpy()
+
+
+def _row_cases(rng, n=200, width=6, count=300):
+    """A table and rows of kernel size (count * width > 1024): rows repeated, some
+    negative within ``[-n, 0)``, some outside ``[-n, n)`` on either side."""
+    table = values_of(rng, (n, width), "float64")
+    rows = rng.integers(0, n, count)
+    rows[[3, 50, 120]] = [-1, -n, -7]
+    rows[[9, 200]] = [n, -n - 3]
+    return table, rows, values_of(rng, (count, width), "float64")
+
+
+@pytest.mark.parametrize("library", ["numpy", pytest.param("torch", marks=TORCH)])
+@pytest.mark.parametrize("mode", ["drop", "clip"])
+def test_large_row_writes_place_each_row_in_one_pass(unchecked, library, mode):
+    """Kernel-sized writes whose starts are the rows go to the row writer's one pass,
+    which places each row as it goes (no range check, mask of rows to drop or search
+    for repeats before it): the core scatter (rows outside dropped or clipped, negative
+    ones outside too), ``dimension_numbers=``, and ``at``'s updates (negative rows from
+    the end, as NumPy's): bit for bit the paths without kernels, into a copy (``x``
+    untouched) and in place (``x`` written: no row can stop the pass halfway)."""
+    convert = np.asarray
+    if library == "torch":
+        import torch
+
+        convert = torch.from_numpy
+    table, rows, values = _row_cases(np.random.default_rng(8))
+    dimension_numbers = types.SimpleNamespace(  # jax.lax.ScatterDimensionNumbers' fields
+        update_window_dims=(1,),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
+        operand_batching_dims=(),
+        scatter_indices_batching_dims=(),
+    )
+
+    def calls(x, copy):
+        r, y = convert(rows.copy()), convert(values.copy())
+        for how in COMBINERS:
+            yield indexops.scatter(
+                x, r[:, None], y, **ROW_SCATTER, update_computation=how, mode=mode, copy=copy
+            )
+        yield indexops.scatter(x, r[:, None], y, dimension_numbers=dimension_numbers,
+                               update_computation="add", mode=mode, copy=copy)  # fmt: skip
+        for method in ("set", "add", "max", "multiply"):
+            yield getattr(indexops.at(x)[r], method)(y, mode=mode, copy=copy)
+
+    for copy in (True, False):
+        x = convert(table.copy())
+        unchecked.clear()
+        with np.errstate(all="ignore"):  # (NaN and infinities among the values)
+            got = [host(result).copy() for result in calls(x, copy)]
+            assert len(unchecked) == len(got) == 10
+            if copy:
+                np.testing.assert_array_equal(host(x), table)
+            with without_kernels():
+                x_expected = convert(table.copy())
+                expected = [host(result).copy() for result in calls(x_expected, copy)]
+        for result, reference_result in zip(got, expected):
+            assert_bits_equal(result, reference_result)
+        assert_bits_equal(host(x), host(x_expected))
+
+
+@pytest.mark.parametrize("library", ["numpy", pytest.param("torch", marks=TORCH)])
+def test_one_pass_leaves_to_the_checks_what_it_cannot_undo(unchecked, library):
+    """The one pass declines, and the paths before it run, where a row could stop it
+    halfway in ``x`` (``promise_in_bounds`` in place: as before, a broken promise is
+    an error, and what was written stays unspecified), where ``x``'s 2-D view is not
+    its memory (a strided ``x`` written in place) and where autograd records; a broken
+    promise into a copy stops it (the copy dropped, ``x`` untouched). Updates that view
+    ``x`` are read before the pass writes."""
+    convert = np.asarray
+    if library == "torch":
+        import torch
+
+        convert = torch.from_numpy
+    table, rows, values = _row_cases(np.random.default_rng(9))
+    x = convert(table.copy())
+    r = convert(rows)
+    with pytest.raises(IndexError, match="out of bounds"):
+        indexops.at(x)[r].add(convert(values), mode="promise_in_bounds", copy=False)
+    assert unchecked == []
+    x = convert(table.copy())
+    with pytest.raises(IndexError, match="out of bounds"):
+        indexops.at(x)[r].add(convert(values), mode="promise_in_bounds", copy=True)
+    np.testing.assert_array_equal(host(x), table)
+    wide = convert(np.repeat(table, 2, axis=1))
+    strided = wide[:, ::2]  # (200, 6), not contiguous: written through the checks
+    inside = convert(rows % 200)
+    expected = table.copy()
+    with np.errstate(all="ignore"):  # (NaN and infinities among the values)
+        written = indexops.at(strided)[inside].add(convert(values), copy=False)
+        np.add.at(expected, rows % 200, values)
+    assert written is strided and unchecked == []
+    np.testing.assert_array_equal(host(strided), expected)
+    if library == "torch":
+        leaf = torch.from_numpy(table.copy()).requires_grad_()
+        indexops.at(leaf)[inside].add(convert(values)).sum().backward()
+        assert unchecked == [] and leaf.grad is not None
+    cache = convert(table.copy())  # updates that view the array they go into
+    expected = table.copy()
+    for row, value in zip(rows[:200], table):  # the last write wins; -n-3 dropped
+        if -200 <= row < 200:
+            expected[row] = value
+    indexops.at(cache)[convert(rows[:200])].set(cache, copy=False)
+    assert unchecked == [True]
+    np.testing.assert_array_equal(host(cache), expected)

@@ -562,15 +562,33 @@ class Backend:
         :meth:`combine_by_passes`."""
         return self.combine_by_passes(table, rows, values, how, keep=keep, unique=unique)
 
+    def applies_rows_in_order(self, elements: int) -> bool:
+        """Whether :meth:`apply_rows_in_order` may take writes of ``elements`` elements (a
+        fact of their size: a call may still decline). Here: never."""
+        return False
+
     def apply_rows_in_order(
-        self, table: Array, rows: Array, values: Array, how: Named | None
+        self,
+        table: Array,
+        rows: Array,
+        values: Array,
+        how: Named | None,
+        *,
+        wrap: bool = False,
+        outside: str = "stop",
+        copy: bool = False,
     ) -> Array | None:
-        """Apply ``values[k]`` to row ``rows[k]`` of ``table`` in place for each ``k`` in
-        order, in one pass that checks each row's bounds: replace where ``how`` is
+        """Apply ``values[k]`` to row ``rows[k]`` of the 2-D ``table`` for each ``k`` in
+        order, in place (or into a new array where ``copy``: ``table`` is then not
+        written), in one pass that checks each row's bounds: replace where ``how`` is
         ``None`` (the last write wins), else the named combiner (min and max IEEE-754's,
-        signed zeros included); return ``table``. ``rows`` and ``values`` are read as
-        they were before the call. ``None`` where the backend has no such pass for these
-        arrays (the caller's other ways run). For values on the host. Here: ``None``."""
+        signed zeros included); return the array written. ``wrap``: a negative row
+        counts from the end first; then a row outside is clipped (``outside`` is
+        ``"clip"``), its update dropped (``"drop"``) or, for ``"stop"``,
+        :class:`IndexError` raised, the rows before it written. ``rows`` and ``values``
+        are read as they were before the call. ``None`` where the backend has no such
+        pass for these arrays (the caller's other ways run). For values on the host.
+        Here: ``None``."""
         return None
 
     def combine_by_passes(

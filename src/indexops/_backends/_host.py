@@ -360,13 +360,31 @@ class HostKernels(NativeScatter):
         done = None if found is None else found[0].scatter_tuples(*found[1], how)
         return None if done is None else (self.from_host(done[0]), done[1])
 
+    def applies_rows_in_order(self, elements: int) -> bool:
+        """Writes of :data:`KERNEL_MIN_ELEMENTS` elements or more: the kernels' size."""
+        return elements >= KERNEL_MIN_ELEMENTS
+
     def apply_rows_in_order(
-        self, table: Array, rows: Array, values: Array, how: Named | None
+        self,
+        table: Array,
+        rows: Array,
+        values: Array,
+        how: Named | None,
+        *,
+        wrap: bool = False,
+        outside: str = "stop",
+        copy: bool = False,
     ) -> Array | None:
         """The compiled kernel, where it runs."""
         found = self._kernels_on(rows.shape[0] * table.shape[1], table, rows, values)
-        if found is None or found[0].apply_rows(*found[1], how) is None:
+        if found is None:
             return None
+        compiled, arrays = found
+        written = compiled.apply_rows(*arrays, how, wrap=wrap, outside=outside, copy=copy)
+        if written is None:
+            return None
+        if copy:
+            return self.from_host(written)
         self.written_on_host(table)
         return table
 

@@ -80,6 +80,31 @@ def _maximum(old: Any, new: Any) -> Any:
     return new if new != new else result
 
 
+# what a kernel does with an index outside its dim (after counting it from the end)
+CLIP, FILL, STOP = 0, 1, 2
+_OUTSIDE = {"clip": CLIP, "fill": FILL, "stop": STOP, "drop": FILL}  # (a write skips)
+
+
+@_inline
+def _position(k: Any, n: int, shift: int, outside: int) -> int:
+    """Where a kernel reads or writes index ``k`` of a dim of size ``n``: in ``[0, n)``,
+    or, for an index outside, -1 (a gather reads the fill value, a write skips it) or -2
+    (stop).
+
+    Branch-free in the common case: ``shift`` (``n`` or 0) is added by a mask of the sign
+    bit and the bounds are one unsigned comparison (a branch on the sign of random
+    indices cost 5x the loop)."""
+    k = np.int64(k)
+    k += shift & (k >> 63)
+    if np.uint64(k) < np.uint64(n):  # negative k too: above every n
+        return k
+    if outside == FILL:
+        return -1
+    if outside == STOP or n == 0:
+        return -2
+    return 0 if k < 0 else n - 1
+
+
 # -- loop templates --------------------------------------------------------------------------
 # Each template's entry points, one per combiner, are written out at module level: numba's
 # disk cache files a function under its qualified name and source line, which entry points
@@ -87,16 +112,32 @@ def _maximum(old: Any, new: Any) -> Any:
 
 
 @_inline
-def _rows_loop(table: Array, rows: Array, values: Array, lo: int, hi: int, combine: Any) -> int:
+def _rows_loop(
+    table: Array,
+    rows: Array,
+    values: Array,
+    lo: int,
+    hi: int,
+    wrap: bool,
+    outside: int,
+    combine: Any,
+) -> int:
     """``table[rows[k]] = combine(table[rows[k]], values[k])`` for each ``k`` in order
-    whose row lies in ``[lo, hi)`` (one thread's share of the table): every row is
-    checked against the whole table first, so each share stops at the same ``k``."""
+    whose row lies in ``[lo, hi)`` (one thread's share of the table); a negative row
+    counts from the end where ``wrap``, and a row still outside is clipped, skipped
+    (``outside`` is ``FILL``: the update is dropped) or stops the loop
+    (:func:`_position`). Every row is placed in the whole table before its owner is
+    looked at, so each share stops at the same ``k``."""
     n, width = table.shape
+    shift = n if wrap else 0
     low, span = np.uint64(lo), np.uint64(hi - lo)
     for k in range(rows.shape[0]):
-        row = np.uint64(rows[k])  # a negative row is above every n; no wraparound either
-        if row >= np.uint64(n):
-            return k
+        at = _position(rows[k], n, shift, outside)
+        if at < 0:
+            if at == -2:
+                return k
+            continue
+        row = np.uint64(at)
         if row - low >= span:  # another thread's row (below lo: wraps above every span)
             continue
         if width == 1:  # its own loop: half the time of the general one on one column
@@ -108,28 +149,38 @@ def _rows_loop(table: Array, rows: Array, values: Array, lo: int, hi: int, combi
 
 
 @_kernel
-def _replace_rows(table: Array, rows: Array, values: Array, lo: int, hi: int) -> int:
-    return _rows_loop(table, rows, values, lo, hi, _replace)
+def _replace_rows(
+    table: Array, rows: Array, values: Array, lo: int, hi: int, wrap: bool, outside: int
+) -> int:
+    return _rows_loop(table, rows, values, lo, hi, wrap, outside, _replace)
 
 
 @_kernel
-def _add_rows(table: Array, rows: Array, values: Array, lo: int, hi: int) -> int:
-    return _rows_loop(table, rows, values, lo, hi, _add)
+def _add_rows(
+    table: Array, rows: Array, values: Array, lo: int, hi: int, wrap: bool, outside: int
+) -> int:
+    return _rows_loop(table, rows, values, lo, hi, wrap, outside, _add)
 
 
 @_kernel
-def _multiply_rows(table: Array, rows: Array, values: Array, lo: int, hi: int) -> int:
-    return _rows_loop(table, rows, values, lo, hi, _multiply)
+def _multiply_rows(
+    table: Array, rows: Array, values: Array, lo: int, hi: int, wrap: bool, outside: int
+) -> int:
+    return _rows_loop(table, rows, values, lo, hi, wrap, outside, _multiply)
 
 
 @_kernel
-def _minimum_rows(table: Array, rows: Array, values: Array, lo: int, hi: int) -> int:
-    return _rows_loop(table, rows, values, lo, hi, _minimum)
+def _minimum_rows(
+    table: Array, rows: Array, values: Array, lo: int, hi: int, wrap: bool, outside: int
+) -> int:
+    return _rows_loop(table, rows, values, lo, hi, wrap, outside, _minimum)
 
 
 @_kernel
-def _maximum_rows(table: Array, rows: Array, values: Array, lo: int, hi: int) -> int:
-    return _rows_loop(table, rows, values, lo, hi, _maximum)
+def _maximum_rows(
+    table: Array, rows: Array, values: Array, lo: int, hi: int, wrap: bool, outside: int
+) -> int:
+    return _rows_loop(table, rows, values, lo, hi, wrap, outside, _maximum)
 
 
 _ROW_KERNELS = {
@@ -199,29 +250,6 @@ _TUPLE_KERNELS = {
     Named.MIN: _minimum_tuples,
     Named.MAX: _maximum_tuples,
 }
-
-# what an element gather does with an index outside its dim
-CLIP, FILL, STOP = 0, 1, 2
-_OUTSIDE = {"clip": CLIP, "fill": FILL, "stop": STOP, "drop": FILL}  # (a write skips)
-
-
-@_inline
-def _position(k: Any, n: int, shift: int, outside: int) -> int:
-    """Where an element gather reads index ``k`` of a dim of size ``n``: in ``[0, n)``,
-    or -1 (read the fill value) or -2 (stop) for an index outside.
-
-    Branch-free in the common case: ``shift`` (``n`` or 0) is added by a mask of the sign
-    bit and the bounds are one unsigned comparison (a branch on the sign of random
-    indices cost 5x the loop)."""
-    k = np.int64(k)
-    k += shift & (k >> 63)
-    if np.uint64(k) < np.uint64(n):  # negative k too: above every n
-        return k
-    if outside == FILL:
-        return -1
-    if outside == STOP or n == 0:
-        return -2
-    return 0 if k < 0 else n - 1
 
 
 @_kernel
@@ -413,28 +441,47 @@ def _read_first(written: Array | None, *arrays: Array) -> list[Array]:
     ]
 
 
-def apply_rows(table: Array, rows: Array, values: Array, how: Named | None) -> Array | None:
-    """Apply ``values[k]`` to row ``rows[k]`` of the 2-D ``table`` in place, in the order
-    of ``k`` (replace where ``how`` is ``None``: the last write wins), and return
-    ``table``; ``None`` where no kernel takes these arrays (a dtype without kernel
-    arithmetic or of Python objects, a table that is not C-contiguous, rows not int64).
+def apply_rows(
+    table: Array,
+    rows: Array,
+    values: Array,
+    how: Named | None,
+    *,
+    wrap: bool = False,
+    outside: str = "stop",
+    copy: bool = False,
+) -> Array | None:
+    """Apply ``values[k]`` to row ``rows[k]`` of the 2-D ``table`` in the order of ``k``
+    (replace where ``how`` is ``None``: the last write wins), in place, or into a copy
+    where ``copy`` (``table`` is then never written), and return the array written;
+    ``None`` where no kernel takes these arrays (a dtype without kernel arithmetic or of
+    Python objects, a table that is not C-contiguous in place, rows not int64).
 
-    ``rows`` and ``values`` are read as they were before the call (copied where they may
-    share memory with ``table``; read-only ones too, which would be other types to numba,
-    each compiled again). A row outside ``table`` raises :class:`IndexError` (the
-    rows before it are written): only a broken promise gets one here.
+    ``wrap``: a negative row counts from the end first; then a row outside is clipped
+    (``outside`` is ``"clip"``), its update dropped (``"drop"``) or, for ``"stop"``,
+    :class:`IndexError` raised (the rows before it are written: in place, only a broken
+    promise gets one here). ``rows`` and ``values`` are read as they were before the
+    call (copied where they may share memory with ``table``; read-only ones too, which
+    would be other types to numba, each compiled again).
     """
     kind = _arithmetic_type(table.dtype, how)
     if kind is None or values.dtype != table.dtype or rows.dtype != _INDEX_TYPES[0]:
         return None
-    if not table.flags.c_contiguous:
+    if copy:
+        table = np.array(table, order="C", copy=True)
+    elif not table.flags.c_contiguous:
         return None
-    rows, values = _read_first(table, rows, values)
+    rows, values = _read_first(None if copy else table, rows, values)
     values = np.ascontiguousarray(values)
     kernel, target, values = _ROW_KERNELS[how], table.view(kind), values.view(kind)
     threads = threads_for(values.size, "row write")
+    code = _OUTSIDE[outside]
+
+    def share(lo: int, hi: int) -> int:
+        return int(kernel(target, rows, values, lo, hi, wrap, code))
+
     # every share stops at the same first row outside: the one that all of them return
-    bad = run_parts(lambda lo, hi: kernel(target, rows, values, lo, hi), len(table), threads)[0]
+    bad = run_parts(share, len(table), threads)[0]
     if bad >= 0:
         raise index_out_of_bounds(rows[bad], 0, table.shape[0])
     return table

@@ -51,7 +51,9 @@ class RowWriter:
     rows are so few that :meth:`write_few` reads them as one list to find them distinct
     itself (:attr:`few`); whether ``x`` is its own 2-D view (:attr:`is_table`); and
     whether the library makes a functional call's copy and writes it in one call
-    (:attr:`copies`, :meth:`~indexops._backends.Backend.distinct_rows_copied`). A call
+    (:attr:`copies`, :meth:`~indexops._backends.Backend.distinct_rows_copied`); and
+    whether the writes are large enough for the backend's one pass that places each row
+    as it goes, unchecked rows included (:attr:`loops`, :meth:`in_one_pass`). A call
     does only what its values decide: copies of the updates that view ``x``, the copy of
     a functional call (or of autograd's), the write. Immutable once made, so one writer
     serves many threads.
@@ -67,6 +69,7 @@ class RowWriter:
         "empty",
         "few",
         "is_table",
+        "loops",
         "rows_shape",
         "signed_zeros",
     )
@@ -96,6 +99,11 @@ class RowWriter:
             self.direct
             and self.is_table
             and backend.copies_distinct_rows(dtype, combiner.named, rows_shape)
+        )
+        self.loops = (
+            not self.empty
+            and (combiner.replaces or combiner.named is not None)
+            and backend.applies_rows_in_order(count * rows_shape[1])
         )
 
     def __call__(
@@ -134,6 +142,41 @@ class RowWriter:
             result = backend.reshape(written, x.shape)
             return result if result is not x else backend.copy(x)
         return _into_x(backend, x, written)
+
+    def in_one_pass(
+        self,
+        x: Array,
+        rows: Array,
+        values: Array,
+        in_place: bool,
+        *,
+        outside: str,
+        wrap: bool = False,
+    ) -> Array | None:
+        """For a :attr:`loops` writer: the write of ``values`` (``count`` rows, in the
+        writer's shapes) at ``rows`` (1-D, the index dtype, not checked: the pass places
+        each row, ``wrap`` and ``outside`` as in
+        :meth:`~indexops._backends.Backend.apply_rows_in_order`), where the backend's one
+        pass takes it and nothing is for autograd to record: into a copy, or into ``x``
+        where no row can stop the pass halfway (``outside`` is not ``"stop"``: a broken
+        promise would leave ``x`` half written) and its 2-D view is ``x``'s memory. Else
+        ``None``, nothing written: the caller checks the rows and calls the writer. The
+        caller's checks of the rows' range, the masks of rows to drop and the search
+        for repeats are all left out: the pass applies the rows in order."""
+        if not self.loops or (in_place and outside == "stop"):
+            return None
+        backend = self.backend
+        if backend.records_gradient(x, values):
+            return None
+        table = backend.reshape(x, self.rows_shape)
+        if in_place and not (self.is_table or backend.shares_memory(table, x)):
+            return None
+        written = backend.apply_rows_in_order(
+            table, rows, values, self.combiner.named, wrap=wrap, outside=outside, copy=not in_place
+        )
+        if written is None or in_place:
+            return None if written is None else x
+        return backend.reshape(written, x.shape)
 
     def write_few(self, x: Array, index: Array, values: Array, in_place: bool) -> Array | None:
         """The write of ``values`` (``count`` rows, any shape of that size) at the rows

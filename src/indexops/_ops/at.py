@@ -602,14 +602,14 @@ class At:
             computation = resolve(op, backend.xp, f, name="f").fn
         rows = self._idx
         if lowering.last_row is not None and type(computation) in _NAMED_FORMS:
+            if lowering.rows_in_one_pass:
+                write = _row_write(lowering, x, rows, computation)  # type: ignore[arg-type]
+                written = write.in_one_pass(x, rows, updates, in_place, scatter_mode)
+                if written is not None:
+                    return written
             distinct = backend.distinct_in_range(rows, lowering.last_row)
             if distinct is not None:  # in range: nothing to drop or clip
-                key = (_ROWS, computation)
-                write = lowering.core.get(key) or kept_in(  # (a repeat makes no builder)
-                    lowering.core,
-                    key,
-                    lambda: _row_writer(backend, x, rows, computation),  # type: ignore[arg-type]
-                )
+                write = _row_write(lowering, x, rows, computation)  # type: ignore[arg-type]
                 return write(x, rows, updates, in_place, unique_indices or distinct)
         own_key = lowering.updates_basic
         if own_key is not None:  # (index arrays: the core resolves the combiner)
@@ -734,7 +734,7 @@ _NAMED_FORMS = frozenset({str, type(None)})  # combiners the core keeps executor
 _ARRAY = ("array",)  # an index array's place in a signature (its facts follow the static ones)
 _PLAIN_BOUNDS = frozenset({int, type(None)})
 _ONE_ARRAY = (OP, False, _ARRAY)  # the static part of an idx that is one index array
-_ROWS = "rows"  # the key of a row writer (_row_writer) among a lowering's core executors
+_ROWS = "rows"  # the key of a row writer (_RowWrite) among a lowering's core executors
 
 
 def _index_signature(x: Array, idx: Any) -> tuple[Any, ...] | None:
@@ -792,7 +792,16 @@ class _Lowering:
     lowering's, or its form with batching dims where index arrays count along one axis
     (:func:`counting_dims`)."""
 
-    __slots__ = ("arrays", "backend", "basic", "core", "last_row", "plan", "updates_basic")
+    __slots__ = (
+        "arrays",
+        "backend",
+        "basic",
+        "core",
+        "last_row",
+        "plan",
+        "rows_in_one_pass",
+        "updates_basic",
+    )
 
     def __init__(
         self,
@@ -806,8 +815,13 @@ class _Lowering:
         self.backend, self.plan, self.basic, self.arrays = backend, plan, basic, arrays
         # x's last row where idx is one array of rows that the library's own indexing
         # reads as at does when every row is in range (see _read_rows), and that the
-        # core's row writer writes directly then (see _row_writer)
+        # core's row writer writes directly then (see _RowWrite)
         self.last_row = last_row
+        # whether those rows' updates are large enough for the row writer's one pass,
+        # which places each row itself (RowWriter.in_one_pass): no range check first
+        self.rows_in_one_pass = last_row is not None and backend.applies_rows_in_order(
+            math.prod(plan.result_shape)
+        )
         # the library's own key for updates only: a boolean mask of whole wide rows
         self.updates_basic = basic if updates_basic is None else updates_basic
         # the core op's executor per call options (mode, combiner, ...), for a kept
@@ -919,31 +933,66 @@ def _rows_in_range(backend: Backend, last_row: int, rows: Array) -> bool:
     return backend.values_on_host(rows) and backend.all_in_range(rows, last_row)
 
 
-def _row_writer(backend: Backend, x: Array, rows: Array, computation: str | None) -> Executor:
-    """The executor of updates at one array of rows in range (:func:`_rows_in_range`),
-    for arrays of the signature of ``x`` and ``rows``: ``write(x, rows, updates,
-    in_place, unique)`` hands them, seen as rows of a 2-D view, to the core's row writer
-    (:func:`~indexops._execute.writes.write_rows`: duplicates in order, updates read
-    before the write, copies and autograd as every scatter's), with the scatter's
-    combiner and its errors (:func:`combiner_for`), prepared once (:class:`RowWriter`);
-    neither start indices nor target rows are made."""
-    combiner = combiner_for(backend, x.dtype, computation)
-    count, width = math.prod(rows.shape), math.prod(x.shape[1:])
-    values_shape = (count, width)
-    put = RowWriter(backend, x.dtype, (int(x.shape[0]), width), count, combiner, x.shape)
-    direct = put.direct
-    shaped = x.ndim == 2 and rows.ndim == 1  # the arrays are in the writer's shapes already
+def _row_write(lowering: _Lowering, x: Array, rows: Array, computation: str | None) -> _RowWrite:
+    """The lowering's :class:`_RowWrite` of ``computation``, made on its first call."""
+    key = (_ROWS, computation)
+    found = lowering.core.get(key)  # (a repeat makes no builder)
+    if found is None:
+        found = kept_in(
+            lowering.core, key, lambda: _RowWrite(lowering.backend, x, rows, computation)
+        )
+    return cast(_RowWrite, found)
 
-    def write(x: Array, rows: Array, updates: Array, in_place: bool, unique: bool) -> Array:
-        if not shaped:
-            rows, updates = backend.reshape(rows, (count,)), backend.reshape(updates, values_shape)
-        if unique and direct:  # (updates are of x's dtype: _updates casts them)
-            written = put.write_distinct(x, rows, updates, in_place)
+
+class _RowWrite:
+    """The executor of updates at one array of rows (the index dtype), for arrays of
+    the signature of ``x`` and ``rows``, prepared once: the rows and updates, seen as
+    rows of a 2-D view, go to the core's row writer (:class:`RowWriter`: duplicates in
+    order, updates read before the write, copies and autograd as every scatter's) with
+    the scatter's combiner and its errors (:func:`combiner_for`); neither start indices
+    nor target rows are made. ``write(x, rows, updates, in_place, unique)`` takes rows
+    in range (:func:`_rows_in_range`); :meth:`in_one_pass` any rows, where the writer's
+    one pass takes them."""
+
+    __slots__ = ("backend", "count", "direct", "put", "shaped", "values_shape")
+
+    def __init__(self, backend: Backend, x: Array, rows: Array, computation: str | None):
+        combiner = combiner_for(backend, x.dtype, computation)
+        self.count, width = math.prod(rows.shape), math.prod(x.shape[1:])
+        self.values_shape = (self.count, width)
+        self.backend = backend
+        self.put = RowWriter(
+            backend, x.dtype, (int(x.shape[0]), width), self.count, combiner, x.shape
+        )
+        self.direct = self.put.direct
+        self.shaped = x.ndim == 2 and rows.ndim == 1  # the arrays are in the writer's shapes
+
+    def __call__(
+        self, x: Array, rows: Array, updates: Array, in_place: bool, unique: bool
+    ) -> Array:
+        if not self.shaped:
+            rows, updates = self._shaped(rows, updates)
+        if unique and self.direct:  # (updates are of x's dtype: _updates casts them)
+            written = self.put.write_distinct(x, rows, updates, in_place)
             if written is not None:
                 return written
-        return put(x, rows, updates, in_place=in_place, unique=unique)
+        return self.put(x, rows, updates, in_place=in_place, unique=unique)
 
-    return write
+    def in_one_pass(
+        self, x: Array, rows: Array, updates: Array, in_place: bool, mode: ScatterMode
+    ) -> Array | None:
+        """The write by the row writer's one pass (:meth:`RowWriter.in_one_pass`), rows
+        counted from the end as NumPy's and each placed by ``mode``, where it takes
+        them; else ``None``, nothing written."""
+        if not self.put.loops:
+            return None
+        if not self.shaped:
+            rows, updates = self._shaped(rows, updates)
+        return self.put.in_one_pass(x, rows, updates, in_place, outside=mode.outside, wrap=True)
+
+    def _shaped(self, rows: Array, updates: Array) -> tuple[Array, Array]:
+        reshape = self.backend.reshape
+        return reshape(rows, (self.count,)), reshape(updates, self.values_shape)
 
 
 def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:

@@ -406,22 +406,21 @@ def _execute(
     copy: bool | None,
 ) -> Array:
     """Write the windows: find each update row's target row, then write the rows with
-    the signature's row writer."""
+    the signature's row writer. Where the starts are the rows, large writes go first to
+    the writer's one pass, which applies the mode to each row as it goes
+    (:meth:`~indexops._execute.writes.RowWriter.in_one_pass`): no range check, mask or
+    search for repeats before it."""
     in_place = writes_in_place(backend, OP, input, copy)
-    rows, keep, distinct = _target_rows(for_indices(backend, indices), plan, indices, mode, input)
     values = backend.permute_dims(updates, plan.layout_to_rows)
     values = backend.reshape(values, (plan.row_count, plan.rows_shape[1]))
+    if write.loops and plan.rows_are_clamped_starts:
+        rows = to_index(backend, backend.reshape(indices, (-1,)))
+        written = write.in_one_pass(input, rows, values, in_place, outside=mode.outside)
+        if written is not None:
+            return written
+    rows, keep, distinct = _target_rows(for_indices(backend, indices), plan, indices, mode, input)
     unique = unique_indices or distinct
     return write(input, rows, values, in_place=in_place, keep=keep, unique=unique)
-
-
-# what the one-pass element scatter does with an index outside, per mode
-_OUTSIDE = {
-    ScatterMode.CLIP: "clip",
-    ScatterMode.PROMISE_IN_BOUNDS: "stop",
-    ScatterMode.DROP: "drop",
-    ScatterMode.DROP_WINDOW: "drop",  # (windows of one element)
-}
 
 
 def _scatter_elements_in_order(
@@ -453,7 +452,7 @@ def _scatter_elements_in_order(
     starts = to_index(backend, backend.reshape(indices, plan.batch_shape))
     starts = backend.permute_dims(starts, plan.element_axes)
     values = backend.permute_dims(updates, plan.element_axes)
-    how, outside = combiner.named, _OUTSIDE[mode]
+    how, outside = combiner.named, mode.outside
     done = backend.scatter_along_axis_in_order(
         input, axis, starts, values, how, wrap=from_end, outside=outside, copy=not in_place
     )

@@ -75,6 +75,13 @@ class ScatterMode(Mode):
     CLIP = "clip"  # move the window inside
     PROMISE_IN_BOUNDS = "promise_in_bounds"
 
+    @property
+    def outside(self) -> str:
+        """What a write that places each index as it goes (the compiled kernels) does
+        with one outside: ``"clip"``, ``"drop"`` (a window of one element, or a whole
+        row, drops alike) or ``"stop"`` (a broken promise, reported)."""
+        return _OUTSIDE[self]
+
     @classmethod
     def jax_names(cls) -> dict[str, str]:
         return {"fill": "drop"}  # JAX writes out of bounds as FILL_OR_DROP: a drop
@@ -84,6 +91,14 @@ class ScatterMode(Mode):
         # lax.scatter's FILL_OR_DROP skips a window with any element outside (XLA); "drop"
         # stays indexops' own per-element mode
         return {**super().lax_names(), "FILL_OR_DROP": "drop_window", "fill": "drop_window"}
+
+
+_OUTSIDE = {
+    ScatterMode.CLIP: "clip",
+    ScatterMode.PROMISE_IN_BOUNDS: "stop",
+    ScatterMode.DROP: "drop",
+    ScatterMode.DROP_WINDOW: "drop",
+}
 
 
 def _is_lax_mode(value: Any) -> bool:
