@@ -132,12 +132,14 @@ def _rows_loop(
     shift = n if wrap else 0
     low, span = np.uint64(lo), np.uint64(hi - lo)
     for k in range(rows.shape[0]):
-        at = _position(rows[k], n, shift, outside)
-        if at < 0:
-            if at == -2:
-                return k
-            continue
-        row = np.uint64(at)
+        row = np.uint64(rows[k])  # a negative row is above every n; no wraparound either
+        if row >= np.uint64(n):  # (rows in range, the common case, pass one comparison)
+            at = _position(rows[k], n, shift, outside)
+            if at < 0:
+                if at == -2:
+                    return k
+                continue
+            row = np.uint64(at)
         if row - low >= span:  # another thread's row (below lo: wraps above every span)
             continue
         if width == 1:  # its own loop: half the time of the general one on one column
