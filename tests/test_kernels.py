@@ -191,6 +191,36 @@ def test_element_gather_kernel(ran, mode, dtype):
     assert ran[:1] == (["take_along_axis"] if dtype.itemsize <= 8 and not dtype.hasobject else [])
 
 
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize(("wrap", "outside"), [(False, "stop"), (True, "stop"), (False, "clip")])
+@pytest.mark.parametrize("axis", [1, 0])
+def test_element_gather_loops_of_their_own_for_the_last_axis(index_dtype, wrap, outside, axis):
+    """The last axis's loops of their own (and the general loop, along axis 0): each
+    index read, counted from the end or clipped, as NumPy's ``take_along_axis`` of the
+    indices made valid first; where ``outside`` stops, the position of the one index
+    outside reported, at either end, a negative one too."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((5, 7)).astype(np.float32)
+    n = x.shape[axis]
+    low = -2 * n if outside == "clip" else -n if wrap else 0  # (stop: the probe alone outside)
+    indices = rng.integers(low, 2 * n if outside == "clip" else n, (5, 7)).astype(index_dtype)
+    at = (3, 4)
+    for edge in (-n - 1, -n, -1, 0, n - 1, n, -(2**31)):
+        probe = indices.copy()
+        probe[at] = edge
+        taken, bad = kernels.take_along_axis(x, probe, axis, wrap=wrap, outside=outside)
+        valid = probe.astype(np.int64)
+        if wrap:
+            valid = np.where(valid < 0, valid + n, valid)
+        if outside == "clip":
+            valid = np.clip(valid, 0, n - 1)
+        if outside == "stop" and not 0 <= valid[at] < n:
+            assert bad == np.ravel_multi_index(at, probe.shape)
+        else:
+            assert bad == -1
+            np.testing.assert_array_equal(taken, np.take_along_axis(x, valid, axis))
+
+
 @pytest.mark.parametrize("index_dtype", ["int64", "int32", "uint8", "int16"])
 def test_onnx_gather_elements_wraps_and_checks_in_one_pass(ran, index_dtype):
     """ONNX's negative indices wrap inside the kernel (int64 and int32 indices; the
