@@ -192,7 +192,8 @@ def test_element_gather_kernel(ran, mode, dtype):
 
 
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
-@pytest.mark.parametrize(("wrap", "outside"), [(False, "stop"), (True, "stop"), (False, "clip")])
+@pytest.mark.parametrize("wrap", [False, True])
+@pytest.mark.parametrize("outside", ["stop", "clip"])
 @pytest.mark.parametrize("axis", [1, 0])
 def test_element_gather_loops_of_their_own_for_the_last_axis(index_dtype, wrap, outside, axis):
     """The last axis's loops of their own (and the general loop, along axis 0): each

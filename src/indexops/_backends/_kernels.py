@@ -338,11 +338,25 @@ def _take_last_clipped(x: Array, indices: Array, out: Array, lo: int, hi: int) -
     return -1
 
 
+@_kernel
+def _take_last_from_end_clipped(x: Array, indices: Array, out: Array, lo: int, hi: int) -> int:
+    """Negative indices counted from the end, then clipped into ``[0, n)`` (``n`` > 0)."""
+    n = x.shape[1]
+    count, last = indices.shape[1], n - 1
+    for a in range(lo, hi):
+        for j in range(count):
+            k = np.int64(indices[a, j])
+            k += n & (k >> 63)
+            out[a, j] = x[a, np.uint64(min(max(k, 0), last))]
+    return -1
+
+
 # (wrap, outside) -> the loop of its own for the last axis
 _TAKE_LAST = {
     (False, STOP): _take_last_in_range,
     (True, STOP): _take_last_from_end,
     (False, CLIP): _take_last_clipped,
+    (True, CLIP): _take_last_from_end_clipped,
 }
 
 
