@@ -331,10 +331,14 @@ def _take_last_from_end(x: Array, indices: Array, out: Array, lo: int, hi: int) 
 @_kernel
 def _take_last_clipped(x: Array, indices: Array, out: Array, lo: int, hi: int) -> int:
     """Indices clipped into ``[0, n)`` (``n`` > 0)."""
-    count, last = indices.shape[1], x.shape[1] - 1
+    n = x.shape[1]
+    count, top = indices.shape[1], np.uint64(n)
     for a in range(lo, hi):
         for j in range(count):
-            out[a, j] = x[a, np.uint64(min(max(np.int64(indices[a, j]), 0), last))]
+            k = np.int64(indices[a, j])
+            if np.uint64(k) >= top:  # (a branch the indices in range never take: their
+                k = 0 if k < 0 else n - 1  # reads wait for no select)
+            out[a, j] = x[a, np.uint64(k)]
     return -1
 
 
@@ -342,12 +346,14 @@ def _take_last_clipped(x: Array, indices: Array, out: Array, lo: int, hi: int) -
 def _take_last_from_end_clipped(x: Array, indices: Array, out: Array, lo: int, hi: int) -> int:
     """Negative indices counted from the end, then clipped into ``[0, n)`` (``n`` > 0)."""
     n = x.shape[1]
-    count, last = indices.shape[1], n - 1
+    count, top = indices.shape[1], np.uint64(n)
     for a in range(lo, hi):
         for j in range(count):
             k = np.int64(indices[a, j])
             k += n & (k >> 63)
-            out[a, j] = x[a, np.uint64(min(max(k, 0), last))]
+            if np.uint64(k) >= top:
+                k = 0 if k < 0 else n - 1
+            out[a, j] = x[a, np.uint64(k)]
     return -1
 
 
