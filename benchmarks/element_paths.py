@@ -6,7 +6,7 @@ prints one line per (library, op, rows): the median time per call of the native 
 (``take_along_axis`` / ``torch.gather``, ``np.add.at`` / ``scatter_reduce_``), and the
 ratios to it of indexops on its element path (``after``) and on the general path
 (``before``: the same call with the library's element flags off). Forms are sampled
-alternately (the order rotates every round; a sample is as many calls as take about
+alternately (in a new order every round; a sample is as many calls as take about
 2 ms), and the executors are forgotten when the flags change, so each form runs its own.
 """
 

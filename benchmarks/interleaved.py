@@ -1,11 +1,16 @@
 """Median time per call of several forms of one work, sampled alternately.
 
-The order of the forms rotates every round and a sample is as many calls as take about
-``SAMPLE_SECONDS``, so that a burst of load on a shared machine hits every form alike.
+The forms run in a new order every round (a seeded shuffle: each form follows every other
+about equally often) and a sample is as many calls as take about ``SAMPLE_SECONDS``, so
+that a burst of load on a shared machine hits every form alike. A rotation kept each
+form's predecessor, and a form's first calls pay for what its predecessor left: a form
+sampled after onnxruntime's session took 1.3-1.4 times as long as the same form sampled
+elsewhere (benchmarks/README.md, "Issue 33: rows placed in one pass").
 """
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -42,9 +47,10 @@ def medians(
         fn()
         calls[name] = max(1, int(sample_seconds / max(clock() - start, 1e-7)))
     times: dict[str, list[float]] = {name: [] for name in forms}
-    names = list(forms)
-    for round_ in range(rounds):
-        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+    names, order = list(forms), random.Random(0)
+    for _ in range(rounds):
+        order.shuffle(names)
+        for name in names:
             fn, k = forms[name], calls[name]
             ready(name)
             start = clock()
