@@ -295,9 +295,9 @@ def _take_along(
 # arrays: 0.55-0.75x the time of the general loop's own case for the last axis (3-D
 # indexing, and one loop's code for every mode, cost the rest; benchmarks/README.md,
 # "Issue 33: rows placed in one pass"). Counting from the end is not a parameter: a shift
-# of 0 added to every index cost the loops that do not count 20-30 %. Each reads ``out[a, j] = x[a, indices[a, j]]``
-# for ``a`` in ``[lo, hi)`` and returns the flat position of the first index outside, or
-# -1, as :func:`_take_along`.
+# of 0 added to every index cost the loops that do not count 20-30 %. Each reads
+# ``out[a, j] = x[a, indices[a, j]]`` for ``a`` in ``[lo, hi)`` and returns the flat
+# position of the first index outside, or -1, as :func:`_take_along`.
 
 
 @_kernel
