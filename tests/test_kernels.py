@@ -1014,3 +1014,33 @@ def test_one_pass_leaves_to_the_checks_what_it_cannot_undo(unchecked, library):
     indexops.at(cache)[convert(rows[:200])].set(cache, copy=False)
     assert unchecked == [True]
     np.testing.assert_array_equal(host(cache), expected)
+
+
+@pytest.mark.parametrize("dtype", [">f8", "<f4", ">i4", "bfloat16", "float8_e4m3fn", "bool"])
+def test_one_pass_keeps_byte_order_and_extension_dtypes(unchecked, dtype):
+    """Kernel-sized writes through the one pass (rows from the end and outside, dropped)
+    in either byte order and of ml_dtypes' types: replace moves their bits; arithmetic
+    the kernels lack (another byte order, extension types) declines to the other paths.
+    Every result bit for bit the paths' without kernels, in the input's dtype."""
+    dtype = np.dtype(getattr(ml_dtypes, dtype, dtype))
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((300, 8)).astype(dtype)
+    rows, y = rng.integers(-320, 320, 400), rng.standard_normal((400, 8)).astype(dtype)
+    methods = {None: "set"} if dtype == np.bool_ else {None: "set", "add": "add", "max": "max"}
+
+    def writes():
+        for how, method in methods.items():
+            yield indexops.scatter(x, rows[:, None], y, **ROW_SCATTER, update_computation=how)
+            yield getattr(indexops.at(x)[rows], method)(y)
+            in_place = x.copy()
+            getattr(indexops.at(in_place)[rows], method)(y, copy=False)
+            yield in_place
+
+    with np.errstate(all="ignore"):
+        got = list(writes())
+        with without_kernels():
+            expected = list(writes())
+    assert len(unchecked) >= 3  # replace, at least, in one pass
+    for result, reference_result in zip(got, expected):
+        assert result.dtype == dtype
+        assert result.tobytes() == reference_result.tobytes()
