@@ -1044,3 +1044,44 @@ def test_one_pass_keeps_byte_order_and_extension_dtypes(unchecked, dtype):
     for result, reference_result in zip(got, expected):
         assert result.dtype == dtype
         assert result.tobytes() == reference_result.tobytes()
+
+
+@pytest.mark.parametrize("library", ["numpy", pytest.param("torch", marks=TORCH)])
+def test_one_pass_on_an_input_whose_row_view_is_a_copy(unchecked, monkeypatch, library):
+    """A strided 3-D input whose 2-D view of rows is a copy: a functional write goes
+    through the one pass into that copy (no second one), in place it declines and the
+    input itself is written; both as without kernels, the input untouched by the first."""
+    rng = np.random.default_rng(13)
+    base = values_of(rng, (200, 8, 2), "float64")
+    rows = rng.integers(-210, 210, 300)
+    values = values_of(rng, (300, 4, 2), "float64")
+    convert = np.asarray
+    if library == "torch":
+        import torch
+
+        convert = torch.from_numpy
+
+    def write(copy):
+        x = convert(base.copy())[:, ::2]  # (200, 4, 2): rows of 8 elements, not one block
+        with np.errstate(all="ignore"):
+            result = indexops.at(x)[convert(rows)].add(convert(values), copy=copy)
+        return host(result).copy(), host(x).copy()
+
+    copied = []  # whether the kernel copied the table it was given
+    apply_rows = kernels.apply_rows
+    monkeypatch.setattr(
+        kernels, "apply_rows", lambda *a, **o: copied.append(o["copy"]) or apply_rows(*a, **o)
+    )
+    for copy in (True, False):
+        unchecked.clear()
+        got = write(copy)
+        assert unchecked == ([True] if copy else [])
+        if copy:  # the one pass wrote the view's copy itself
+            assert copied == [False]
+        copied.clear()
+        with without_kernels():
+            expected = write(copy)
+        for result, reference_result in zip(got, expected):
+            assert_bits_equal(result, reference_result)
+        if copy:
+            np.testing.assert_array_equal(got[1], base[:, ::2])

@@ -159,9 +159,10 @@ class RowWriter:
         :meth:`~indexops._backends.Backend.apply_rows_in_order`), where the backend's one
         pass takes it and nothing is for autograd to record: into a copy, or into ``x``
         where no row can stop the pass halfway (``outside`` is not ``"stop"``: a broken
-        promise would leave ``x`` half written) and its 2-D view is ``x``'s memory. Else
-        ``None``, nothing written: the caller checks the rows and calls the writer. The
-        caller's checks of the rows' range, the masks of rows to drop and the search
+        promise would leave ``x`` half written) and its 2-D view is ``x``'s memory (where
+        that view is a copy, as of a strided ``x``, a functional call writes the copy).
+        Else ``None``, nothing written: the caller checks the rows and calls the writer.
+        The caller's checks of the rows' range, the masks of rows to drop and the search
         for repeats are all left out: the pass applies the rows in order."""
         if not self.loops or (in_place and outside == "stop"):
             return None
@@ -169,11 +170,13 @@ class RowWriter:
         if backend.records_gradient(x, values):
             return None
         table = backend.reshape(x, self.rows_shape)
-        if in_place and not (self.is_table or backend.shares_memory(table, x)):
+        views_x = self.is_table or backend.shares_memory(table, x)  # else: a copy of x
+        if in_place and not views_x:
             return None
         written = backend.apply_rows_in_order(
-            table, rows, values, self.combiner.named, wrap=wrap, outside=outside, copy=not in_place
-        )
+            table, rows, values, self.combiner.named, wrap=wrap, outside=outside,
+            copy=views_x and not in_place,
+        )  # fmt: skip
         if written is None or in_place:
             return None if written is None else x
         return backend.reshape(written, x.shape)
