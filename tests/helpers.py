@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -109,7 +110,27 @@ def assert_same(actual: Array, expected: Any) -> None:
         assert dtype_name(actual) == want.dtype.name, f"dtype {actual.dtype} != {want.dtype}"
     if active is not None and not active.has_values and not isinstance(actual, np.ndarray):
         return
-    np.testing.assert_array_equal(comparable(to_numpy(actual)), comparable(want))
+    got = to_numpy(actual)
+    if type(actual).__module__.startswith("jax"):
+        got = as_default_xla_emitters_round(got, want)
+    np.testing.assert_array_equal(comparable(got), comparable(want))
+
+
+# The flag of XLA's older CPU emitters, which the tests compile with for speed (conftest.py)
+LEGACY_XLA_EMITTERS = "--xla_cpu_use_fusion_emitters=false"
+
+
+def as_default_xla_emitters_round(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """``got``, a JAX result computed with XLA's older CPU emitters, with the -0.0 those
+    emitters give for a float8_e4m3fn result of +-496 put back to the NaN that XLA's
+    default emitters and the reference give (where ``want`` holds NaN, nowhere else;
+    tests/test_harness.py checks that both emitters do so)."""
+    legacy = LEGACY_XLA_EMITTERS in os.environ.get("XLA_FLAGS", "").split()
+    if not legacy or got.dtype.name != "float8_e4m3fn" or want.dtype != got.dtype:
+        return got
+    wide, wanted = got.astype(np.float32), want.astype(np.float32)
+    rounded_past = np.isnan(wanted) & (wide == 0) & np.signbit(wide)
+    return np.where(rounded_past, want, got)
 
 
 def comparable(a: np.ndarray) -> np.ndarray:
