@@ -193,33 +193,35 @@ def test_element_gather_kernel(ran, mode, dtype):
 
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
 @pytest.mark.parametrize("wrap", [False, True])
-@pytest.mark.parametrize("outside", ["stop", "clip"])
+@pytest.mark.parametrize("outside", ["stop", "clip", "fill"])
 @pytest.mark.parametrize("axis", [1, 0])
 def test_element_gather_loops_of_their_own_for_the_last_axis(index_dtype, wrap, outside, axis):
     """The last axis's loops of their own (and the general loop, along axis 0): each
-    index read, counted from the end or clipped, as NumPy's ``take_along_axis`` of the
-    indices made valid first; where ``outside`` stops, the position of the one index
-    outside reported, at either end, a negative one too."""
+    index read, counted from the end, clipped or filled, as NumPy's ``take_along_axis``
+    of the indices made valid first; where ``outside`` stops, the position of the one
+    index outside reported, at either end, a negative one too."""
     rng = np.random.default_rng(11)
     x = rng.standard_normal((5, 7)).astype(np.float32)
     n = x.shape[axis]
-    low = -2 * n if outside == "clip" else -n if wrap else 0  # (stop: the probe alone outside)
-    indices = rng.integers(low, 2 * n if outside == "clip" else n, (5, 7)).astype(index_dtype)
+    anywhere = outside != "stop"  # (stop: the probe alone outside)
+    low = -2 * n if anywhere else -n if wrap else 0
+    indices = rng.integers(low, 2 * n if anywhere else n, (5, 7)).astype(index_dtype)
     at = (3, 4)
     for edge in (-n - 1, -n, -1, 0, n - 1, n, -(2**31)):
         probe = indices.copy()
         probe[at] = edge
-        taken, bad = kernels.take_along_axis(x, probe, axis, wrap=wrap, outside=outside)
+        taken, bad = kernels.take_along_axis(x, probe, axis, wrap=wrap, outside=outside, fill=-1.5)
         valid = probe.astype(np.int64)
         if wrap:
             valid = np.where(valid < 0, valid + n, valid)
-        if outside == "clip":
-            valid = np.clip(valid, 0, n - 1)
-        if outside == "stop" and not 0 <= valid[at] < n:
+        inside = (valid >= 0) & (valid < n)
+        if outside == "stop" and not inside[at]:
             assert bad == np.ravel_multi_index(at, probe.shape)
-        else:
-            assert bad == -1
-            np.testing.assert_array_equal(taken, np.take_along_axis(x, valid, axis))
+            continue
+        assert bad == -1
+        read = np.take_along_axis(x, np.clip(valid, 0, n - 1), axis)
+        expected = np.where(inside, read, -1.5) if outside == "fill" else read
+        np.testing.assert_array_equal(taken, expected)
 
 
 @pytest.mark.parametrize("index_dtype", ["int64", "int32", "uint8", "int16"])

@@ -291,8 +291,8 @@ def _take_along(
     return -1
 
 
-# The gather along the last axis in its commonest forms, each a loop of its own on 2-D
-# arrays: 0.55-0.75x the time of the general loop's own case for the last axis (3-D
+# The gather along the last axis, each mode a loop of its own on 2-D arrays: 0.55-0.75x
+# the time of the general loop's own case for the last axis (filled: 0.5-0.8x; 3-D
 # indexing, and one loop's code for every mode, cost the rest; benchmarks/README.md,
 # "Issue 33: rows placed in one pass"). Counting from the end is not a parameter: a shift
 # of 0 added to every index cost the loops that do not count 20-30 %. Each reads
@@ -358,12 +358,48 @@ def _take_last_from_end_clipped(x: Array, indices: Array, out: Array, lo: int, h
     return -1
 
 
-# (wrap, outside) -> the loop of its own for the last axis
+@_kernel
+def _take_last_filled(x: Array, indices: Array, out: Array, lo: int, hi: int, fill: Array) -> int:
+    """Indices outside ``[0, n)`` read ``fill[0]``."""
+    count, top, value = indices.shape[1], np.uint64(x.shape[1]), fill[0]
+    for a in range(lo, hi):
+        for j in range(count):
+            at = np.uint64(np.int64(indices[a, j]))
+            if at < top:
+                out[a, j] = x[a, at]
+            else:
+                out[a, j] = value
+    return -1
+
+
+@_kernel
+def _take_last_from_end_filled(
+    x: Array, indices: Array, out: Array, lo: int, hi: int, fill: Array
+) -> int:
+    """Negative indices counted from the end, then those outside ``[0, n)`` read
+    ``fill[0]``."""
+    n = x.shape[1]
+    count, top, value = indices.shape[1], np.uint64(n), fill[0]
+    for a in range(lo, hi):
+        for j in range(count):
+            k = np.int64(indices[a, j])
+            k += n & (k >> 63)
+            if np.uint64(k) < top:
+                out[a, j] = x[a, np.uint64(k)]
+            else:
+                out[a, j] = value
+    return -1
+
+
+# (wrap, outside) -> the loop of its own for the last axis (the filled ones also take the
+# fill value, as a 1-element array of the elements' bits)
 _TAKE_LAST = {
     (False, STOP): _take_last_in_range,
     (True, STOP): _take_last_from_end,
     (False, CLIP): _take_last_clipped,
     (True, CLIP): _take_last_from_end_clipped,
+    (False, FILL): _take_last_filled,
+    (True, FILL): _take_last_from_end_filled,
 }
 
 
@@ -663,9 +699,11 @@ def take_along_axis(
     where = np.ascontiguousarray(indices).reshape(shape[0], count, *shape[2:])
     written = out.view(bits).reshape(where.shape)
 
+    filled = (fill_bits,) if how == FILL else ()
+
     def share(lo: int, hi: int) -> int:
         if last is not None:
-            return int(last(source, where, written, lo, hi))
+            return int(last(source, where, written, lo, hi, *filled))
         return int(_take_along(source, where, written, wrap, how, fill_bits, lo, hi))
 
     # the shares are in the output's order: the first that stopped holds the first index;
