@@ -390,6 +390,40 @@ def test_gather_with_numpy_indices_builds_without_computing(mode):
     np.testing.assert_array_equal(result.compute(), indexops.gather(operand, rows, **attrs))
 
 
+AT_ROWS = {
+    "in range": np.array([3, 9, 0, 7, 9]),
+    "from the end": np.array([3, -1, 0, -10, 9]),
+    "outside": np.array([3, 12, -11, 7, 3]),
+}
+
+
+@pytest.mark.parametrize("rows", list(AT_ROWS))
+@pytest.mark.parametrize(
+    ("method", "mode"),
+    [("get", "clip"), ("get", "fill"), ("set", "drop"), ("add", "clip"), ("max", "drop")],
+)
+def test_at_reads_numpy_rows_of_a_dask_x_on_the_host(rows, method, mode):
+    """``at`` with a NumPy array of rows of a Dask ``x`` counts them from the end and
+    checks their range on the host: NumPy's values (negative rows, rows outside, repeats),
+    built without computing, and rows in range (after counting from the end) add no
+    layers to the graph to count them or to clamp them (but a filled read's own)."""
+    operand = np.arange(30.0).reshape(10, 3)
+    updates = np.arange(15.0).reshape(5, 3) - 7
+    index = AT_ROWS[rows]
+
+    def call(x: Any, y: Any) -> Any:
+        target = indexops.at(x)[index]
+        return target.get(mode=mode) if method == "get" else getattr(target, method)(y, mode=mode)
+
+    with dask.config.set(scheduler=_no_compute):
+        result = call(chunked(operand, (3, 2)), chunked(updates))
+    np.testing.assert_array_equal(result.compute(), call(operand, updates))
+    layers = {name.split("-")[0] for name in result.dask.layers}
+    counted_or_clamped = layers & {"where", "lt", "add", "maximum", "minimum"}
+    if rows != "outside" and mode != "fill":  # (a filled read masks and clamps its own)
+        assert not counted_or_clamped, sorted(layers)
+
+
 def test_created_arrays_are_named_by_what_they_hold():
     """The Dask backend names the arrays it creates itself (Dask's own name pickles the
     function it wraps): the same shape, dtype and value give the same name, any other

@@ -689,23 +689,37 @@ def start_indices(
     return xp.stack([xp.broadcast_to(c, batch) for c in columns], axis=-1), in_range
 
 
+def _index_column(
+    backend: Backend, column: Column, values: Array, from_end: bool
+) -> tuple[Array, bool]:
+    """:func:`_column` of an index array ``values`` of ``backend``'s library."""
+    values = to_index(backend, values)
+    if not from_end:
+        return backend.reshape(values, column.shape), False
+    in_range = column.wrap is not None and (  # negative indices count from the end
+        backend.values_on_host(values) and backend.all_in_range(values, column.wrap - 1)
+    )  # (on the host, one reduction tells whether any is negative or too large)
+    if column.wrap is not None and not in_range:
+        values = backend.where(values < 0, values + column.wrap, values)
+    return backend.reshape(values, column.shape), in_range
+
+
 def _column(
     backend: Backend, column: Column, arrays: list[Array], like: Array, from_end: bool
 ) -> tuple[Array, bool]:
     xp = backend.xp
     if column.kind == "array":
         values = arrays[column.source]
-        if type(values) is not type(like):  # a NumPy index array of a Dask x
-            values = xp.asarray(values)
-        values = to_index(backend, values)
-        if not from_end:
-            return backend.reshape(values, column.shape), False
-        in_range = column.wrap is not None and (  # negative indices count from the end
-            backend.values_on_host(values) and backend.all_in_range(values, column.wrap - 1)
-        )  # (on the host, one reduction tells whether any is negative or too large)
-        if column.wrap is not None and not in_range:
-            values = backend.where(values < 0, values + column.wrap, values)
-        return backend.reshape(values, column.shape), in_range
+        if type(values) is not type(like):
+            # a NumPy index array of a Dask x: counted from the end and checked on the
+            # host, where its values are (no graph layers for that, and none to clamp
+            # them after where they are in range once counted)
+            host = backend_for("at", index=values)
+            made, in_range = _index_column(host, column, values, from_end)
+            if from_end and column.wrap is not None and not in_range:
+                in_range = host.all_in_range(made, column.wrap - 1)
+            return xp.asarray(made), in_range
+        return _index_column(backend, column, values, from_end)
     if column.kind == "iota":
         steps = (
             backend.arange(math.prod(column.shape), backend.index_dtype(), like) * column.step
