@@ -28,12 +28,12 @@ import backends  # tests/backends.py, which tests/conftest.py imports too
 # the machine code off (a fifth of the CPU time of a jitted call), and XLA's CPU backend
 # emits its loops as LLVM IR directly instead of through its MLIR fusion emitters (a third
 # of the CPU time of the tests on JAX). Neither changes XLA's passes over the program, and
-# the emitters' loops give the default's results but one: a float8_e4m3fn result of
-# exactly +-496 (the tie that rounds past the type's largest, 448) becomes -0.0, not NaN
-# (tests/helpers.py accepts that zero where the reference has NaN, under this flag only;
-# tests/test_harness.py checks both emitters). Set JAX_DISABLE_MOST_OPTIMIZATIONS=0 to
-# test the machine code users run (CI's jax session does). (Read when jax is imported,
-# which no module imports before this one.)
+# the emitters' loops give the default's results but one: some float8_e4m3fn results past
+# the type's largest value (448 + 46, 2 * 224 + 48: 28 of the 64,516 sums 2a + b of finite
+# values) become -0.0, not NaN (under this flag only, tests/helpers.py rejects a drawn case
+# that meets it; tests/test_harness.py checks both emitters). Set
+# JAX_DISABLE_MOST_OPTIMIZATIONS=0 to test the machine code users run (CI's jax session
+# does). (Read when jax is imported, which no module imports before this one.)
 FAST_COMPILE_XLA_FLAG = "--xla_cpu_use_fusion_emitters=false"
 COMPILES_FOR_SPEED = "JAX_DISABLE_MOST_OPTIMIZATIONS" not in os.environ
 if COMPILES_FOR_SPEED:

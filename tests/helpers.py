@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import array_api_compat as compat
+import hypothesis
 import numpy as np
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ def assert_same(actual: Array, expected: Any) -> None:
         return
     got = to_numpy(actual)
     if type(actual).__module__.startswith("jax"):
-        got = as_default_xla_emitters_round(got, want)
+        reject_float8_overflow_of_older_xla_emitters(got, want)
     np.testing.assert_array_equal(comparable(got), comparable(want))
 
 
@@ -120,17 +121,18 @@ def assert_same(actual: Array, expected: Any) -> None:
 LEGACY_XLA_EMITTERS = "--xla_cpu_use_fusion_emitters=false"
 
 
-def as_default_xla_emitters_round(got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """``got``, a JAX result computed with XLA's older CPU emitters, with the -0.0 those
-    emitters give for a float8_e4m3fn result of +-496 put back to the NaN that XLA's
-    default emitters and the reference give (where ``want`` holds NaN, nowhere else;
-    tests/test_harness.py checks that both emitters do so)."""
+def reject_float8_overflow_of_older_xla_emitters(got: np.ndarray, want: np.ndarray) -> None:
+    """Reject the drawn case (Hypothesis draws another) where ``got``, a float8_e4m3fn
+    JAX result computed with XLA's older CPU emitters, is a number where the reference
+    has NaN: those emitters round some results past the type's largest value (448 + 46,
+    2 * 224 + 48) to -0.0 instead of NaN, and later steps compute on from that zero.
+    XLA's default emitters, which users run, give NaN (tests/test_harness.py checks
+    both)."""
     legacy = LEGACY_XLA_EMITTERS in os.environ.get("XLA_FLAGS", "").split()
     if not legacy or got.dtype.name != "float8_e4m3fn" or want.dtype != got.dtype:
-        return got
-    wide, wanted = got.astype(np.float32), want.astype(np.float32)
-    rounded_past = np.isnan(wanted) & (wide == 0) & np.signbit(wide)
-    return np.where(rounded_past, want, got)
+        return
+    if np.any(np.isnan(want.astype(np.float32)) & ~np.isnan(got.astype(np.float32))):
+        hypothesis.reject()
 
 
 def comparable(a: np.ndarray) -> np.ndarray:

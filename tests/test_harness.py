@@ -193,9 +193,9 @@ def float8_sum_past_its_largest(xla_flags: str) -> str:
 @pytest.mark.backends("jax")
 def test_float8_past_its_largest_is_nan_but_under_the_older_xla_emitters():
     """XLA's default CPU emitters (what users run) give NaN for a float8_e4m3fn scatter-add
-    that reaches 496; the older emitters the tests compile with give -0.0, the one result
-    tests/helpers.py puts back (where this fails, XLA changed and the helper can go). One
-    of the two runs here, the other in a child process."""
+    that reaches 496; the older emitters the tests compile with give -0.0, for which
+    tests/helpers.py rejects a drawn case (where this fails, XLA changed and the helper
+    can go). One of the two runs here, the other in a child process."""
     import helpers
 
     legacy = helpers.LEGACY_XLA_EMITTERS in os.environ.get("XLA_FLAGS", "").split()
