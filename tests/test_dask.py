@@ -406,7 +406,9 @@ def test_at_reads_numpy_rows_of_a_dask_x_on_the_host(rows, method, mode):
     """``at`` with a NumPy array of rows of a Dask ``x`` counts them from the end and
     checks their range on the host: NumPy's values (negative rows, rows outside, repeats),
     built without computing, and rows in range (after counting from the end) add no
-    layers to the graph to count them or to clamp them (but a filled read's own)."""
+    layers to the graph to count them or to clamp them (but a filled read's own): they
+    reach the op as NumPy's, which prunes by them, and a read of them has as many tasks as
+    Dask's own ``x[rows]``."""
     operand = np.arange(30.0).reshape(10, 3)
     updates = np.arange(15.0).reshape(5, 3) - 7
     index = AT_ROWS[rows]
@@ -422,6 +424,8 @@ def test_at_reads_numpy_rows_of_a_dask_x_on_the_host(rows, method, mode):
     counted_or_clamped = layers & {"where", "lt", "add", "maximum", "minimum"}
     if rows != "outside" and mode != "fill":  # (a filled read masks and clamps its own)
         assert not counted_or_clamped, sorted(layers)
+    if rows != "outside" and method == "get" and mode == "clip":  # as Dask's own x[rows]
+        assert len(dict(result.dask)) == len(dict(chunked(operand, (3, 2))[index].dask))
 
 
 def test_created_arrays_are_named_by_what_they_hold():

@@ -683,7 +683,10 @@ def start_indices(
     columns = [column for column, _ in made]
     in_range = all(inside for _, inside in made)
     if len(columns) == 1 and tuple(columns[0].shape) == batch:  # e.g. one index array
+        if type(columns[0]) is not type(like):  # NumPy's, of a Dask x: the op prunes by it
+            return columns[0].reshape((*batch, 1)), in_range
         return backend.reshape(columns[0], (*batch, 1)), in_range
+    columns = [c if type(c) is type(like) else xp.asarray(c) for c in columns]
     if not columns:
         return backend.full((*batch, 0), 0, backend.index_dtype(), like), True
     return xp.stack([xp.broadcast_to(c, batch) for c in columns], axis=-1), in_range
@@ -712,13 +715,14 @@ def _column(
         values = arrays[column.source]
         if type(values) is not type(like):
             # a NumPy index array of a Dask x: counted from the end and checked on the
-            # host, where its values are (no graph layers for that, and none to clamp
-            # them after where they are in range once counted)
+            # host, where its values are, and kept there (no graph layers for that, none
+            # to clamp them where they are in range once counted, and the op's graph
+            # pruned by their values)
             host = backend_for("at", index=values)
             made, in_range = _index_column(host, column, values, from_end)
             if from_end and column.wrap is not None and not in_range:
                 in_range = host.all_in_range(made, column.wrap - 1)
-            return xp.asarray(made), in_range
+            return made, in_range
         return _index_column(backend, column, values, from_end)
     if column.kind == "iota":
         steps = (
