@@ -355,6 +355,13 @@ CLUSTER_CALLS: list[tuple[str, Callable[..., Any], tuple[np.ndarray, ...]]] = [
         lambda c, i, t: indexops.scatter_update(c, -2, i, t, copy=True),
         (OPERAND, SLOTS, TOKENS),
     ),
+    # at with NumPy rows (from the end, outside, repeated), which the graph holds as they are
+    ("at get, NumPy rows", lambda x: indexops.at(x)[ROWS_OUT[:, 0]].get(), (OPERAND,)),
+    (
+        "at add, NumPy rows",
+        lambda x, u: indexops.at(x)[ROWS_OUT[:, 0]].add(u),
+        (OPERAND, ROW_UPDATES),
+    ),
 ]
 
 
