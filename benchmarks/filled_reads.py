@@ -26,14 +26,9 @@ import numpy as np
 import indexops
 
 from . import base_package
+from .element_paths import GATHER as ELEMENT_GATHER
+from .element_paths import WIDTH
 from .interleaved import medians
-
-WIDTH = 64
-ELEMENT_GATHER = {
-    "offset_dims": (), "collapsed_slice_dims": (1,), "start_index_map": (1,),
-    "index_vector_dim": 2, "slice_sizes": (1, 1), "operand_batching_dims": (0,),
-    "start_indices_batching_dims": (0,),
-}  # fmt: skip
 
 
 def forms(library: str, rows: int, packages: dict[str, Any]) -> dict[str, Callable[[], object]]:
