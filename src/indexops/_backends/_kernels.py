@@ -393,7 +393,7 @@ def _take_last_from_end_filled(
 
 # (wrap, outside) -> the loop of its own for the last axis (the filled ones also take the
 # fill value, as a 1-element array of the elements' bits)
-_TAKE_LAST = {
+_TAKE_LAST: dict[tuple[bool, int], Any] = {
     (False, STOP): _take_last_in_range,
     (True, STOP): _take_last_from_end,
     (False, CLIP): _take_last_clipped,
