@@ -19,6 +19,7 @@ from helpers import ROW_SCATTER, map_in_threads
 from test_host_fast_paths import assert_bits_equal
 
 import indexops
+from indexops import onnx
 from indexops._backends import _host, _loader
 
 pytestmark = pytest.mark.skipif(
@@ -226,3 +227,65 @@ def test_a_process_that_ends_while_the_kernels_load_ends_cleanly():
         "print(float(x.sum()))\n"
     )
     assert out.strip() == "4096.0"
+
+
+def common_calls() -> None:
+    """Calls of kernel size of the common dtypes: row writes of float32, int64 and
+    bfloat16 (moved as bits), element gathers clipped, filled and counted from the end
+    with int64 and int32 indices, and an element scatter."""
+    import ml_dtypes
+
+    rows = np.arange(2048)[:, None] % 1024
+    for dtype, how in ((np.float32, "add"), (np.int64, "max"), (ml_dtypes.bfloat16, None)):
+        table, updates = np.zeros((1024, 8), dtype), np.ones((2048, 8), dtype)
+        indexops.scatter(table, rows, updates, **ROW_SCATTER, update_computation=how)
+    x = np.ones((256, 16), np.float32)
+    for index in (np.int64, np.int32):
+        idx = (np.arange(256 * 16).reshape(256, 16) % 19 - 2).astype(index)
+        onnx.gather_elements(x, idx % 16, axis=1)
+        for mode in ("clip", "fill"):
+            indexops.at(x)[np.arange(256)[:, None], idx].get(mode=mode)
+    ones = np.ones((256, 16))
+    onnx.scatter_elements(ones, ones.astype(np.int64), ones, axis=1, reduction="add")
+
+
+def test_common_calls_use_the_signatures_compiled_ahead(monkeypatch):
+    """Every kernel signature the common calls use is one that
+    :func:`indexops.compile_host_kernels` compiles ahead (each kernel's argument types
+    recorded as it is called)."""
+    import numba
+
+    from indexops._backends import _kernels
+
+    ahead = set(_kernels.common_signatures())
+    used: set[tuple[object, tuple[object, ...]]] = set()
+
+    def recorded(kernel: object) -> object:
+        def call(*args: object) -> object:
+            used.add((kernel, tuple(numba.typeof(a) for a in args)))
+            return kernel(*args)  # type: ignore[operator]
+
+        return call
+
+    for table in (_kernels._ROW_KERNELS, _kernels._TUPLE_KERNELS, _kernels._ALONG_KERNELS,
+                  _kernels._TAKE_LAST):  # fmt: skip
+        for key, kernel in list(table.items()):
+            monkeypatch.setitem(table, key, recorded(kernel))
+    for name in ("_take_along", "_counting_up", "_largest_unsigned"):
+        monkeypatch.setattr(_kernels, name, recorded(getattr(_kernels, name)))
+    common_calls()
+    assert used - ahead == set()
+    assert len({kernel for kernel, _ in used}) >= 8, used
+
+
+def test_compile_host_kernels_compiles_the_common_signatures_on_every_core(monkeypatch):
+    """:func:`indexops.compile_host_kernels` waits for the kernels and compiles the
+    common signatures on as many processes as the machine has cores, giving their
+    count; without the kernels, nothing and 0."""
+    from indexops._backends import _kernels
+
+    asked: list[int] = []
+    monkeypatch.setattr(_kernels, "compile_common", lambda processes: asked.append(processes) or 7)
+    assert indexops.compile_host_kernels() == 7 and asked == [os.cpu_count() or 1]
+    monkeypatch.setattr(_loader, "load_host_kernels", lambda: False)
+    assert indexops.compile_host_kernels() == 0 and asked == [os.cpu_count() or 1]

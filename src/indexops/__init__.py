@@ -9,7 +9,7 @@ standard.
 """
 
 from . import onnx as onnx  # a module of its own: indexops.onnx.gather, ...
-from ._backends._loader import load_host_kernels
+from ._backends._loader import compile_host_kernels, load_host_kernels
 from ._backends._threads import host_threads, set_host_threads
 from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
 from ._ops.at import At, at
@@ -25,6 +25,7 @@ __all__ = [
     "IndexOpsTypeError",
     "IndexOpsValueError",
     "at",
+    "compile_host_kernels",
     "dynamic_slice",
     "dynamic_update_slice",
     "gather",

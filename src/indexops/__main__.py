@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import time
 from types import ModuleType
 
 import indexops
@@ -115,6 +116,14 @@ def main() -> None:
         print(f"[{name}]")
         tour(xp)
         print()
+    print("[compiled host kernels]")
+    start = time.perf_counter()
+    count = indexops.compile_host_kernels()
+    if count:
+        print(f"  {count} kernel signatures of the common dtypes in numba's cache on disk,")
+        print(f"  in {time.perf_counter() - start:.1f} s (later processes load them from there)")
+    else:
+        print("  numba is not installed: the `fast` extra brings the compiled kernels")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ before that row, nothing after it.
 from __future__ import annotations
 
 import math
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numba
@@ -739,3 +741,66 @@ def warm_up() -> None:
     target set up, a loop loaded from the cache or compiled), paid by the loader's thread
     (``_loader.py``) instead."""
     all_in_range(np.zeros(1, np.int64), 0)
+
+
+# -- ahead of first calls: the common signatures into numba's cache ---------------------------
+
+_MOVED = ("u1", "u2", "u4", "u8")  # elements moved as bits: every dtype of 1, 2, 4, 8 bytes
+_ADDED = ("f4", "f8", "u4", "u8")  # float32/64; int32/64 add and multiply as unsigned
+_COMPARED = ("f4", "f8", "i4", "i8")  # min and max of float32/64 and int32/64
+
+
+def _array(dtype: str, ndim: int) -> Any:
+    return numba.types.Array(numba.from_dtype(np.dtype(dtype)), ndim, "C")
+
+
+def common_signatures() -> list[tuple[Any, tuple[Any, ...]]]:
+    """Each kernel with the argument types most calls give it: every element size moved
+    as bits (replace, element gathers, with int64 and int32 indices), and float32/64 and
+    int32/64 arithmetic, on C-contiguous arrays."""
+    i64, flag = numba.types.int64, numba.types.boolean
+    found: list[tuple[Any, tuple[Any, ...]]] = []
+    for bits in _MOVED:
+        for index in ("i8", "i4"):
+            table, where, fill = _array(bits, 2), _array(index, 2), _array(bits, 1)
+            for (_, how), loop in _TAKE_LAST.items():
+                filled = (fill,) if how == FILL else ()
+                found.append((loop, (table, where, table, i64, i64, *filled)))
+            cube = _array(bits, 3)
+            found.append((_take_along, (cube, _array(index, 3), cube, flag, i64, fill, i64, i64)))
+    for combiner, types in ((None, _MOVED), (Named.ADD, _ADDED), (Named.MUL, _ADDED),
+                            (Named.MIN, _COMPARED), (Named.MAX, _COMPARED)):  # fmt: skip
+        for kind in types:
+            table, cube = _array(kind, 2), _array(kind, 3)
+            rows, tuples = _array("i8", 1), _array("i8", 2)
+            found.append((_ROW_KERNELS[combiner], (table, rows, table, i64, i64, flag, i64)))
+            found.append((_TUPLE_KERNELS[combiner], (table, tuples, rows, table)))
+            found.append((_ALONG_KERNELS[combiner], (cube, _array("i8", 3), cube, flag, i64)))
+    for index in ("i8", "i4"):
+        found += [(_counting_up, (_array(index, 1),)), (_largest_unsigned, (_array(index, 1),))]
+    return found
+
+
+def compile_common(processes: int = 1) -> int:
+    """Compile every kernel of :func:`common_signatures` into numba's cache on disk (or
+    load it from there) on up to ``processes`` processes, and return how many signatures
+    that is. Each kernel's signatures compile in one process: numba keeps one index file
+    per kernel, which two processes writing at once could leave without one's entries."""
+    kernels = list(dict.fromkeys(kernel for kernel, _ in common_signatures()))
+    shares = max(1, min(processes, len(kernels)))
+    if shares == 1:
+        _compile_share(0, 1)
+    else:
+        spawn = multiprocessing.get_context("spawn")  # (no fork of a threaded process)
+        with ProcessPoolExecutor(shares, mp_context=spawn) as pool:
+            list(pool.map(_compile_share, range(shares), [shares] * shares))
+    return len(common_signatures())
+
+
+def _compile_share(share: int, shares: int) -> None:
+    """Compile the signatures of every ``shares``-th kernel from the ``share``-th."""
+    signatures = common_signatures()
+    kernels = list(dict.fromkeys(kernel for kernel, _ in signatures))[share::shares]
+    for kernel, types in signatures:
+        if kernel in kernels:
+            kernel.compile(types)

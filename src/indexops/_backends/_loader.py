@@ -158,3 +158,35 @@ def load_host_kernels() -> bool:
     True
     """
     return LOADER.wait() is not None
+
+
+def compile_host_kernels() -> int:
+    """Compile the host kernels of the common dtypes into numba's cache, ahead of calls.
+
+    A kernel compiles on the first call of a process that needs it for a new signature
+    (its dtypes and ranks), a tenth to half a second each, and is kept in numba's cache
+    beside the installed package; a later process loads it from there in milliseconds.
+    Call this once where that cost belongs to an install, not to the first calls: a
+    container image's build, a deployment step (``python -m indexops`` calls it after
+    its tour). It compiles every kernel for elements moved as bits (each element size
+    of 1, 2, 4 and 8 bytes, with int64 and int32 indices for the element gathers) and for
+    float32, float64, int32 and int64 arithmetic, on every core, and waits for the
+    kernels to load first. Other signatures still compile on their first call.
+
+    Returns
+    -------
+    int
+        How many kernel signatures are now in the cache; 0 where numba is not installed
+        or fails to import (the kernels then never run).
+
+    Examples
+    --------
+    >>> import indexops
+    >>> indexops.compile_host_kernels() in (0, 120)  # 0: numba is not installed
+    True
+    """
+    if not load_host_kernels():
+        return 0
+    from . import _kernels
+
+    return _kernels.compile_common(processes=os.cpu_count() or 1)
