@@ -480,3 +480,20 @@ def test_no_host_sync_on_cuda(
     finally:
         torch.cuda.set_sync_debug_mode("default")
     np.testing.assert_array_equal(got.cpu().numpy(), expected(fn, args))
+
+
+@pytest.mark.backends("jax")
+def test_at_under_jit_with_a_concrete_index_array_closed_over(jax: Any):
+    """An index array made outside ``jax.jit`` and closed over (concrete, while ``x`` is
+    traced), negative rows and repeats included: counted from the end in the program, as
+    eagerly, never read on the host."""
+    jnp = jax.numpy
+    rows = jnp.asarray([3, -1, 0, 3])
+    x = jnp.arange(12.0).reshape(4, 3)
+    for method in ("get", "add"):
+        call = (
+            (lambda x: indexops.at(x)[rows].get())
+            if method == "get"
+            else (lambda x: indexops.at(x)[rows].add(1.0))
+        )
+        np.testing.assert_array_equal(np.asarray(jax.jit(call)(x)), np.asarray(call(x)))

@@ -683,10 +683,10 @@ def start_indices(
     columns = [column for column, _ in made]
     in_range = all(inside for _, inside in made)
     if len(columns) == 1 and tuple(columns[0].shape) == batch:  # e.g. one index array
-        if type(columns[0]) is not type(like):  # NumPy's, of a Dask x: the op prunes by it
-            return columns[0].reshape((*batch, 1)), in_range
+        if isinstance(columns[0], np.ndarray) and backend.name == "dask":  # the op prunes
+            return columns[0].reshape((*batch, 1)), in_range  # by NumPy's on the host
         return backend.reshape(columns[0], (*batch, 1)), in_range
-    columns = [c if type(c) is type(like) else xp.asarray(c) for c in columns]
+    columns = [xp.asarray(c) if isinstance(c, np.ndarray) else c for c in columns]
     if not columns:
         return backend.full((*batch, 0), 0, backend.index_dtype(), like), True
     return xp.stack([xp.broadcast_to(c, batch) for c in columns], axis=-1), in_range
@@ -713,7 +713,7 @@ def _column(
     xp = backend.xp
     if column.kind == "array":
         values = arrays[column.source]
-        if type(values) is not type(like):
+        if backend.name == "dask" and isinstance(values, np.ndarray):
             # a NumPy index array of a Dask x: counted from the end and checked on the
             # host, where its values are, and kept there (no graph layers for that, none
             # to clamp them where they are in range once counted, and the op's graph
@@ -723,6 +723,8 @@ def _column(
             if from_end and column.wrap is not None and not in_range:
                 in_range = host.all_in_range(made, column.wrap - 1)
             return made, in_range
+        if type(values) is not type(like):  # (an array of x's library, concrete under jit)
+            values = xp.asarray(values)
         return _index_column(backend, column, values, from_end)
     if column.kind == "iota":
         steps = (
