@@ -161,15 +161,25 @@ def draw_update(data: Any, case: IndexCase, dtype: str, method: str) -> tuple[np
     return x, values_of(data.draw, _broadcastable(data.draw, shape), dtype, low, high)
 
 
-def one_by_one(x: np.ndarray, case: IndexCase, y: Any, method: str, xp: Any = np) -> np.ndarray:
+def one_by_one(
+    x: np.ndarray, case: IndexCase, y: Any, method: str, xp: Any = np, jitted: bool = False
+) -> np.ndarray:
     """The updates applied one at a time, in the row-major order of ``x[idx]``; ``divide``
     by ``xp``'s own division, as ``at`` does (XLA's float32 division on the CPU is not
-    NumPy's: ``7 / 3`` is 2.3333335 there)."""
+    NumPy's: ``7 / 3`` is 2.3333335 there). Under ``jax.jit`` (``jitted``) a Python scalar
+    ``y`` is a constant of the program, and XLA divides by a constant as it multiplies by
+    its reciprocal, as it does in any jitted ``x / 3.0``: 1 divided by 3.0 twice is
+    0.11111112 there, 0.11111111 eagerly; the steps divide by it in a jitted program too."""
     positions = case.positions()
     values = np.broadcast_to(np.asarray(y, dtype=x.dtype), positions.shape)
     flat = x.copy().reshape(-1)
     step = STEPS[method]
-    if method == "divide" and xp is not np:
+    if method == "divide" and jitted and not isinstance(y, np.ndarray):
+        import jax  # only the jax_jit backend's tests are jitted
+
+        by_constant = jax.jit(lambda old: old / y)
+        step = lambda old, new: to_numpy(by_constant(from_numpy(xp, old)))  # noqa: E731
+    elif method == "divide" and xp is not np:
         step = lambda old, new: to_numpy(xp.divide(from_numpy(xp, old), from_numpy(xp, new)))  # noqa: E731
     with np.errstate(over="ignore"):
         for p, v in zip(positions.reshape(-1).tolist(), values.reshape(-1)):
@@ -227,7 +237,8 @@ def test_repeated_positions_apply_one_by_one(xp, backend, method, data):
     case = data.draw(index_cases(booleans=backend.reads_boolean_indices))
     dtypes = FLOAT_DTYPES if method in ("divide", "power") else VALUE_DTYPES
     x, y = draw_update(data, case, data.draw(st.sampled_from(dtypes)), method)
-    expected = one_by_one(x, case, y, method, xp if backend.has_values else np)
+    xp_of_steps = xp if backend.has_values else np
+    expected = one_by_one(x, case, y, method, xp_of_steps, jitted=backend.traced)
     target = indexed(xp, from_numpy(xp, x), case, data.draw(st.booleans()))
     args = (twice_plus, as_backend(xp, y)) if method == "apply" else (as_backend(xp, y),)
     got = getattr(target, method)(*args)
@@ -238,6 +249,18 @@ def test_repeated_positions_apply_one_by_one(xp, backend, method, data):
             np.testing.assert_allclose(to_numpy(got), expected, rtol=1e-6)
     else:
         assert_same(got, expected)
+
+
+@pytest.mark.backends(lambda backend: backend is Backend.JAX_JIT)
+def test_repeated_division_by_a_python_scalar_under_jit_is_xlas(xp, backend):
+    """A Python scalar divisor is a constant of the jitted program, which XLA divides by as
+    it multiplies by the constant's reciprocal: the reference divides the same way."""
+    x = np.ones(3, dtype=np.float32)
+    case = IndexCase(x.shape, (np.array([1, 1]),))
+    expected = one_by_one(x, case, 3.0, "divide", xp, jitted=True)
+    assert expected[1] == np.float32(0.11111112)
+    assert one_by_one(x, case, 3.0, "divide", xp)[1] == np.float32(0.11111111)
+    assert_same(indexed(xp, from_numpy(xp, x), case, True).divide(3.0), expected)
 
 
 @pytest.mark.parametrize("method", ["set", "add", "subtract", "multiply", "power", "min", "max"])
