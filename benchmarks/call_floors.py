@@ -3,8 +3,9 @@
 ``python -m benchmarks.call_floors [--rounds 31] [--backend numpy,torch] [--cpu]
 [--base-package NAME]`` prints, per op on 8 rows of a [64, 16] float32 table (``gather``
 of the rows, ``scatter`` replace, a ``dynamic_slice`` of 8 rows, ``scatter_update`` of a
-[2, 4] index), the median time per call of the forms below, and how far the call and
-the bare form are above native (us):
+[2, 4] index, a ``dynamic_update_slice`` of 8 rows into a table of its own, in place),
+the median time per call of the forms below, and how far the call and the bare form are
+above native (us):
 
 * ``call``: the op as users call it;
 * ``prepared``: its executor from the table of call signatures, called directly (no
@@ -59,7 +60,7 @@ Op = tuple[Callable[[Any], Any], tuple[Any, ...], Callable[[], Any]]
 
 
 def ops(xp: Any, library: str) -> dict[str, Op]:
-    """The four small calls on ``xp``'s arrays."""
+    """The five small calls on ``xp``'s arrays."""
     table = xp.asarray(np.arange(64 * 16, dtype=np.float32).reshape(64, 16))
     rows = xp.asarray(np.array([3, 17, 5, 60, 33, 8, 41, 22]))
     starts, slots = xp.reshape(rows, (8, 1)), xp.reshape(rows, (2, 4))
@@ -68,10 +69,16 @@ def ops(xp: Any, library: str) -> dict[str, Op]:
     def copy(x: Any) -> Any:
         return x.clone() if library == "torch" else x.copy()
 
+    written = copy(table)  # the in-place write's own table
+
     def native_set() -> Any:
         out = copy(table)
         out[rows] = y
         return out
+
+    def native_window_set(x: Any, block: Any) -> Any:
+        x[3:11] = block
+        return x
 
     return {
         "gather": (
@@ -94,16 +101,22 @@ def ops(xp: Any, library: str) -> dict[str, Op]:
             (table, slots, y, True),
             native_set,
         ),
+        "dynamic_update_slice": (  # in place: every form writes the same rows again
+            lambda io: io.dynamic_update_slice(written, y, (3, 0), copy=False),
+            (written, y, (3, 0), False),
+            lambda: native_window_set(written, y),
+        ),
     }
 
 
 class Bare:
-    """The four ops at the least a pure-Python call does (see the module's docstring):
+    """The five ops at the least a pure-Python call does (see the module's docstring):
     each call's signature finds what the first call with it noted (the operand's shape);
     the rows of ``scatter`` and ``scatter_update`` are read as one list and checked,
     ``gather``'s clamped as NumPy's ``take`` reads them (torch: checked as one list, then
-    ``index_select``); ``dynamic_slice`` clamps its starts. Calls these forms do not
-    serve raise :class:`NotImplementedError`."""
+    ``index_select``); ``dynamic_slice`` and ``dynamic_update_slice`` clamp their starts
+    (the latter asks neither whether ``operand`` can be written nor whether ``update``
+    views it). Calls these forms do not serve raise :class:`NotImplementedError`."""
 
     def __init__(self, library: str) -> None:
         self._torch = library == "torch"
@@ -183,6 +196,18 @@ class Bare:
             first = min(max(start, 0), dim - size)
             window.append(slice(first, first + size))
         return operand[tuple(window)]
+
+    def dynamic_update_slice(
+        self, operand: Any, update: Any, start_indices: Any, *, copy: bool | None = True
+    ) -> Any:
+        shape = self._noted_for((len(start_indices),), operand, update)
+        window = []
+        for start, dim, size in zip(start_indices, shape, update.shape):
+            first = min(max(start, 0), dim - size)
+            window.append(slice(first, first + size))
+        out = self._copy(operand) if copy else operand
+        out[tuple(window)] = update
+        return out
 
     def scatter_update(
         self, input: Any, dim: int, index: Any, src: Any, *, copy: bool | None = False
