@@ -683,8 +683,8 @@ def start_indices(
     columns = [column for column, _ in made]
     in_range = all(inside for _, inside in made)
     if len(columns) == 1 and tuple(columns[0].shape) == batch:  # e.g. one index array
-        if isinstance(columns[0], np.ndarray) and backend.name == "dask":  # the op prunes
-            return columns[0].reshape((*batch, 1)), in_range  # by NumPy's on the host
+        if _kept_on_host(backend, columns[0]):  # the op prunes by NumPy's values
+            return columns[0].reshape((*batch, 1)), in_range
         return backend.reshape(columns[0], (*batch, 1)), in_range
     columns = [xp.asarray(c) if isinstance(c, np.ndarray) else c for c in columns]
     if not columns:
@@ -707,17 +707,21 @@ def _index_column(
     return backend.reshape(values, column.shape), in_range
 
 
+def _kept_on_host(backend: Backend, values: Array) -> bool:
+    """Whether ``values`` is a NumPy index array of a Dask ``x``: counted from the end and
+    checked on the host, where its values are, and kept there (no graph layers for that,
+    none to clamp them where they are in range once counted, and the op's graph pruned
+    by their values)."""
+    return backend.name == "dask" and isinstance(values, np.ndarray)
+
+
 def _column(
     backend: Backend, column: Column, arrays: list[Array], like: Array, from_end: bool
 ) -> tuple[Array, bool]:
     xp = backend.xp
     if column.kind == "array":
         values = arrays[column.source]
-        if backend.name == "dask" and isinstance(values, np.ndarray):
-            # a NumPy index array of a Dask x: counted from the end and checked on the
-            # host, where its values are, and kept there (no graph layers for that, none
-            # to clamp them where they are in range once counted, and the op's graph
-            # pruned by their values)
+        if _kept_on_host(backend, values):
             host = backend_for("at", index=values)
             made, in_range = _index_column(host, column, values, from_end)
             if from_end and column.wrap is not None and not in_range:
