@@ -786,15 +786,15 @@ def compile_common(processes: int = 1) -> int:
     load it from there) on up to ``processes`` processes, and return how many signatures
     that is. Each kernel's signatures compile in one process: numba keeps one index file
     per kernel, which two processes writing at once could leave without one's entries."""
-    kernels = list(dict.fromkeys(kernel for kernel, _ in common_signatures()))
-    shares = max(1, min(processes, len(kernels)))
+    signatures = common_signatures()
+    shares = max(1, min(processes, len(dict.fromkeys(kernel for kernel, _ in signatures))))
     if shares == 1:
         _compile_share(0, 1)
     else:
         spawn = multiprocessing.get_context("spawn")  # (no fork of a threaded process)
         with ProcessPoolExecutor(shares, mp_context=spawn) as pool:
             list(pool.map(_compile_share, range(shares), [shares] * shares))
-    return len(common_signatures())
+    return len(signatures)
 
 
 def _compile_share(share: int, shares: int) -> None:
