@@ -201,7 +201,7 @@ class Bare:
         self, operand: Any, update: Any, start_indices: Any, *, copy: bool | None = True
     ) -> Any:
         shape = self._noted_for((len(start_indices),), operand, update)
-        window = []
+        window = []  # (dynamic_slice's loop inline: a helper's call would raise the floor)
         for start, dim, size in zip(start_indices, shape, update.shape):
             first = min(max(start, 0), dim - size)
             window.append(slice(first, first + size))
