@@ -1,17 +1,23 @@
 """Row writes of distinct rows at the sizes the row writer's direct step takes, through
-each entry point users call.
+each entry point users call; and of a few repeated rows.
 
-``python -m benchmarks.distinct_writes [--rounds 21] [--backend numpy,torch]
-[--base-package NAME]`` prints, per library, combiner, shape and entry point, the CPU time
-per call into a copy (rows of float32 tables four times the rows written, in ``[5, 6]``
-plus noise: no zero), sampled alternately (:mod:`.interleaved`) with the same call of
-another copy of indexops importable under ``NAME`` (the source of a base commit, for
-before/after in one process). The entry points: ``indexops.scatter`` with
-``unique_indices=True`` (the rows are distinct by promise), ``indexops.at(x)[rows]``'s
+``python -m benchmarks.distinct_writes [--rows distinct] [--rounds 21] [--backend
+numpy,torch] [--base-package NAME]`` prints, per library, combiner, shape and entry
+point, the CPU time per call into a copy (rows of float32 tables four times the rows
+written, in ``[5, 6]`` plus noise: no zero), sampled alternately (:mod:`.interleaved`)
+with the same call of another copy of indexops importable under ``NAME`` (the source of a
+base commit, for before/after in one process). The entry points: ``indexops.scatter``
+with ``unique_indices=True`` (the rows are distinct by promise), ``indexops.at(x)[rows]``'s
 method and ``indexops.onnx.scatter_nd`` (both prove up to 16 rows distinct themselves;
 more keep the general path). The shapes span the direct step's range: up to 1023 updated
 elements (the compiled kernels take the rest). See benchmarks/README.md, "Issue 35:
 distinct rows written in one native step".
+
+``--rows repeated``: 8 and 16 rows drawn with repeats (as many draws as rows from the
+first half of those rows' numbers: each row about twice) through ``indexops.scatter``
+without ``unique_indices``, ``at``, ``indexops.onnx.scatter_nd`` and, for replace,
+``indexops.scatter_update`` (benchmarks/README.md, "Issue 35: a few repeated rows in one
+layer").
 """
 
 from __future__ import annotations
@@ -34,18 +40,23 @@ ROWS = {
     "scatter_dims_to_operand_dims": (0,),
     "index_vector_dim": 1,
 }
-SHAPES = ((8, 16), (16, 60), (60, 16), (250, 4))  # rows written x row width
+SHAPES = {  # rows written x row width
+    "distinct": ((8, 16), (16, 60), (60, 16), (250, 4)),
+    "repeated": ((8, 16), (16, 60)),  # (the rows a list read covers)
+}
 COMBINERS = (None, "add", "mul", "max")
 AT_METHODS = {None: "set", "add": "add", "mul": "multiply", "max": "max"}
-ENTRY_POINTS = ("core", "at", "onnx")
+ENTRY_POINTS = {"distinct": ("core", "at", "onnx"), "repeated": ("core", "at", "onnx", "slots")}
 
 
-def arrays(library: str, count: int, width: int) -> tuple[Any, Any, Any]:
-    """A table of ``4 * count`` rows, ``count`` distinct rows as ``[count, 1]`` and the
-    updates, as arrays of ``library``."""
+def arrays(library: str, count: int, width: int, repeated: bool) -> tuple[Any, Any, Any]:
+    """A table of ``4 * count`` rows, ``count`` rows as ``[count, 1]`` (distinct, or
+    drawn with repeats) and the updates, as arrays of ``library``."""
     rng = np.random.default_rng(0)
     table = rng.standard_normal((4 * count, width)).astype(np.float32) + 5
     rows = rng.permutation(4 * count)[:count, None]
+    if repeated:
+        rows = rows[rng.integers(0, count // 2, count)]
     updates = rng.standard_normal((count, width)).astype(np.float32) + 5
     if library == "torch":
         import torch
@@ -54,12 +65,16 @@ def arrays(library: str, count: int, width: int) -> tuple[Any, Any, Any]:
     return table, rows, updates
 
 
-def _write(package: Any, entry: str, table: Any, rows: Any, updates: Any, how: str | None) -> Any:
+def _write(
+    package: Any, entry: str, table: Any, rows: Any, updates: Any, how: str | None, unique: bool
+) -> Any:
     """One write of ``updates`` at ``rows`` (``[count, 1]``) through ``entry``."""
     if entry == "core":
         return package.scatter(
-            table, rows, updates, update_computation=how, unique_indices=True, **ROWS
+            table, rows, updates, update_computation=how, unique_indices=unique, **ROWS
         )
+    if entry == "slots":
+        return package.scatter_update(table, -2, rows[:, 0], updates, copy=True)
     if entry == "at":
         return getattr(package.at(table)[rows[:, 0]], AT_METHODS[how])(updates)
     return package.onnx.scatter_nd(table, rows, updates, reduction=how or "none")
@@ -67,6 +82,7 @@ def _write(package: Any, entry: str, table: Any, rows: Any, updates: Any, how: s
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", choices=("distinct", "repeated"), default="distinct")
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--backend", default="numpy,torch")
     args, base = base_package.parse(parser, argv)
@@ -78,10 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     for library in args.backend.split(","):
         if library == "torch":
             importlib.import_module("torch").set_num_threads(1)
+        repeated = args.rows == "repeated"
         for how in COMBINERS:
-            for count, width in SHAPES:
-                for entry in ENTRY_POINTS:
-                    call = (entry, *arrays(library, count, width), how)
+            for count, width in SHAPES[args.rows]:
+                for entry in ENTRY_POINTS[args.rows]:
+                    if entry == "slots" and how is not None:
+                        continue
+                    call = (entry, *arrays(library, count, width, repeated), how, not repeated)
                     forms = {
                         name: lambda package=package, call=call: _write(package, *call)
                         for name, package in packages.items()

@@ -84,7 +84,7 @@ ROUTES = {
         "min or max by runs",
         "sparse product", "fancy set", "take", "take clipped", "count_distinct",
         "take along axis", "zeros found in the result", "distinct rows written directly",
-        "few rows asked in one layer", "checked take",
+        "few rows asked in one layer", "checked take", "last writes of repeated rows",
     ),
     # where numba is installed
     "numpy kernels": (
@@ -99,7 +99,7 @@ ROUTES = {
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
         "zeros found in the result", "distinct rows written directly",
-        "few rows asked in one layer",
+        "few rows asked in one layer", "last writes of repeated rows",
     ),
 }  # fmt: skip
 
@@ -201,6 +201,13 @@ def spy_rows(routes: collections.Counter[str]) -> None:
     spy(rows, "_combine_then_fix_zero_results", routes, lambda *a: "zeros found in the result")
     spy(writes.RowWriter, "_distinct", routes, lambda *a: "distinct rows written directly")
     spy(writes.RowWriter, "write_few", routes, lambda *a: "few rows asked in one layer")
+    spy(writes.RowWriter, "_last_writes", routes, _last_writes_route)
+
+
+def _last_writes_route(writer: Any, rows: Any, values: Any) -> str | None:
+    listed = writer.backend.few_on_host(rows)
+    repeated = listed is not None and len(set(listed)) < len(listed)
+    return "last writes of repeated rows" if repeated else None
 
 
 def spy_numpy(routes: collections.Counter[str]) -> None:

@@ -5,7 +5,9 @@ and ``index_copy_``), against the writer's general path
 and the generic backend, through every entry point that reaches them: ``scatter``,
 ``scatter_update`` and ``at``'s updates, in place and into a copy, with updates that view
 the input, from many threads, and where the step must not run (autograd, repeated rows,
-signed zeros of min and max, writes the compiled kernels take).
+signed zeros of min and max, writes the compiled kernels take). A few rows read in range
+but repeated are written by the same layer too: replace keeps the last write of each row
+and takes the step, the combiners take the writer's general path.
 """
 
 from __future__ import annotations
@@ -210,12 +212,13 @@ def test_direct_writes_from_many_threads(library):
 )  # fmt: skip
 @pytest.mark.parametrize("library", LIBRARIES)
 def test_direct_writes_leave_other_writes_to_the_general_path(library, case):
-    """The direct step never runs where its result could differ: rows that repeat (the
-    last write wins), writes the compiled kernels take, min and max with a zero update
-    (signed zeros), callables; each result is the generic path's."""
+    """The direct step never runs where its result could differ: rows that repeat (added
+    in order; a replace writes the last write of each row, as in the tests above),
+    writes the compiled kernels take, min and max with a zero update (signed zeros),
+    callables; each result is the generic path's."""
     rows, width, how, y_fill = ROWS, WIDTH, "add", 1.5
     if case == "repeated rows":
-        rows, how = np.array([5, 0, 5, 7]), None
+        rows = np.array([5, 0, 5, 7])
     elif case == "more elements than the kernels' minimum":
         width = _host.KERNEL_MIN_ELEMENTS
     elif case == "min with a zero update":
@@ -278,24 +281,43 @@ def test_torch_direct_combines_up_to_their_row_count(how):
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("entry", ["scatter", "scatter_update", "at"])
+def test_a_replace_of_repeated_rows_writes_the_last_write_of_each_directly(library, entry):
+    """A replace of a few rows that repeat, read on the host as one list, keeps the last
+    write of each row and writes those in the direct step, through every entry point, in
+    place and into a copy: the result of replacing the rows one by one."""
+    rows = np.array([5, 0, 5, 7, 0, 5])
+    x0, y = values("float32", (8, WIDTH), 21), values("float32", (6, WIDTH), 22)
+    expected = x0.copy()
+    for row, update in zip(rows, y, strict=True):
+        expected[row] = update
+    for copy in (True, False):
+        x, rows_in, y_in = library_arrays(library, x0.copy(), rows, y)
+        with counting(library) as direct:
+            got = write(entry, "set" if entry == "at" else None, x, rows_in, y_in, copy)
+        assert direct == [1] and (got is x) == (not copy)
+        assert_equal(got, expected)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("rows", [[5, 0, 3, 7], [5, 0, 5, 7]], ids=["distinct", "repeated"])
-def test_promised_rows_read_as_a_list_take_the_direct_step_where_distinct(library, rows):
+def test_promised_rows_read_as_a_list_take_the_direct_step(library, rows):
     """``mode="promise_in_bounds"`` (also what ``at`` and ``indexops.onnx`` pass once they
-    checked the indices): a few rows are still read as one list, and distinct ones take
-    the direct step; repeated ones keep the general path (the last write wins)."""
+    checked the indices): a few rows are still read as one list and take the direct step,
+    repeated ones too, as the last write of each row (a replace)."""
     x0, y = values("float32", (8, WIDTH), 5), values("float32", (4, WIDTH), 6)
     x, rows_in, y_in = library_arrays(library, x0, np.array(rows), y)
     attributes = {**ROW_SCATTER, "mode": "promise_in_bounds"}
     with counting(library) as counts:
         got = indexops.scatter(x, rows_in[:, None], y_in, **attributes)
-    assert counts[0] == int(len(set(rows)) == len(rows))
+    assert counts[0] == 1
     expected = x0.copy()
     for row, update in zip(rows, y, strict=True):
         expected[row] = update
     assert_equal(got, expected)
     with counting(library) as counts:
         indexops.onnx.scatter_nd(x, rows_in[:, None], y_in)
-    assert counts[0] == int(len(set(rows)) == len(rows))
+    assert counts[0] == 1
 
 
 def test_direct_writes_leave_what_autograd_records_to_the_general_path():
@@ -361,7 +383,7 @@ def one_layer_writes():
 
 ROW_CASES = {  # rows of an [8, WIDTH] table: whether write_few takes them
     "distinct": ([5, 0, 3, 7], True),
-    "repeated": ([5, 0, 5, 7], False),
+    "repeated": ([5, 0, 5, 7], True),
     "negative": ([5, -1, 3, 7], False),
     "past the end": ([5, 0, 8, 7], False),
 }
@@ -382,11 +404,11 @@ ROW_CASES = {  # rows of an [8, WIDTH] table: whether write_few takes them
     ],
 )
 def test_scatter_writes_few_rows_in_one_layer(library, mode, case, index_dtype):
-    """``scatter`` of one start dim: a few rows the host reads in range and distinct are
-    written by one layer (``RowWriter.write_few``), in every mode and from any integer
-    dtype, first and repeat calls; rows that repeat or lie outside go to the op's
-    executor, which drops, clips or keeps the last write as before. The result is the
-    generic backend's every time."""
+    """``scatter`` of one start dim: a few rows the host reads in range are written by
+    one layer (``RowWriter.write_few``; distinct ones in the direct step, repeated ones
+    added in order), in every mode and from any integer dtype, first and repeat calls;
+    rows that lie outside go to the op's executor, which drops or clips them as before.
+    The result is the generic backend's every time."""
     rows, taken = ROW_CASES[case]
     x0, y = values("float32", (8, WIDTH), 7), values("float32", (4, WIDTH), 8)
     index = np.array(rows, dtype=index_dtype)[:, None]
@@ -395,9 +417,10 @@ def test_scatter_writes_few_rows_in_one_layer(library, mode, case, index_dtype):
         expected = indexops.scatter(*library_arrays(library, x0, index, y), **attributes)
     for copy in (True, False):
         x, index_in, y_in = library_arrays(library, x0.copy(), index, y)
-        with one_layer_writes() as counts:
+        with one_layer_writes() as counts, counting(library) as direct:
             got = indexops.scatter(x, index_in, y_in, copy=copy, **attributes)
         assert counts == ([1, 0] if taken else [0, 1]), (copy, counts)
+        assert direct[0] == (case == "distinct"), (copy, direct)
         assert (got is x) == (not copy)
         assert_equal(got, expected)
 
@@ -405,9 +428,10 @@ def test_scatter_writes_few_rows_in_one_layer(library, mode, case, index_dtype):
 @pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("case", ["distinct", "repeated", "negative"])
 def test_scatter_update_writes_few_slots_in_one_layer(library, case):
-    """``scatter_update``: a few slots in range and distinct are written by one layer;
-    padding (negative slots) and repeats go to its executor (padding skipped, the last
-    token wins); a slot past the end is its error, raised before anything is written."""
+    """``scatter_update``: a few slots in range are written by one layer in the direct
+    step (of repeated slots, the last token of each); padding (negative slots) goes to
+    its executor, which skips it; a slot past the end is its error, raised before
+    anything is written."""
     slots, taken = ROW_CASES[case]
     cache0, tokens = values("float32", (8, WIDTH), 9), values("float32", (4, WIDTH), 10)
     expected = cache0.copy()
@@ -415,9 +439,9 @@ def test_scatter_update_writes_few_slots_in_one_layer(library, case):
         if slot >= 0:
             expected[slot] = token
     cache, index, tokens_in = library_arrays(library, cache0.copy(), np.array([slots]), tokens)
-    with one_layer_writes() as counts:
+    with one_layer_writes() as counts, counting(library) as direct:
         got = indexops.scatter_update(cache, -2, index, tokens_in)
-    assert counts == ([1, 0] if taken else [0, 1])
+    assert counts == ([1, 0] if taken else [0, 1]) and direct[0] == taken
     assert got is cache
     assert_equal(cache, expected)
     past = library_arrays(library, np.array([[5, 0, 8, 7]]))[0]
@@ -431,29 +455,39 @@ def test_scatter_update_writes_few_slots_in_one_layer(library, case):
 @pytest.mark.parametrize("library", LIBRARIES)
 def test_one_layer_writes_keep_the_promises(library):
     """The one-layer write reads updates that view the table before it writes (in
-    place, the updates rows of the table itself), writes from many threads each its own
-    result, and leaves to the executor what autograd records, values not on the host
-    (nothing read), float min with a zero update and more rows than one list holds."""
+    place, the updates rows of the table itself, repeated rows too), writes from many
+    threads each its own result, leaves to the executor values not on the host (nothing
+    read) and more rows than one list holds, and keeps out of the direct step what
+    autograd records and float min with a zero update (the writer's general path)."""
     x0 = np.arange(8.0 * WIDTH).reshape(8, WIDTH)
-    (x,) = library_arrays(library, x0.copy())
-    index = library_arrays(library, ROWS[:, None])[0]
-    with one_layer_writes() as counts:
-        got = indexops.scatter(x, index, x[2:6], copy=False, **ROW_SCATTER)
-    expected = x0.copy()
-    expected[ROWS] = x0[2:6]
-    assert counts == [1, 0] and got is x
-    np.testing.assert_array_equal(to_numpy(x), expected)
+    for rows in (ROWS, np.array([5, 0, 5, 3])):  # distinct; row 5 twice
+        (x,) = library_arrays(library, x0.copy())
+        index = library_arrays(library, rows[:, None])[0]
+        for how in (None, "add"):
+            with one_layer_writes() as counts:
+                got = indexops.scatter(x, index, x[2:6], update_computation=how, copy=False,
+                                       **ROW_SCATTER)  # fmt: skip
+            assert counts == [1, 0] and got is x
+        expected = x0.copy()
+        for row, update in zip(rows, x0[2:6].copy(), strict=True):
+            expected[row] = update  # replace, one by one
+        once = expected[2:6].copy()
+        for row, update in zip(rows, once, strict=True):
+            expected[row] += update  # then add the rows as they were before the add
+        np.testing.assert_array_equal(to_numpy(x), expected)
 
     def one(seed: int) -> bool:
         rng = np.random.default_rng(seed)
-        rows = rng.permutation(8)[:4]
+        rows = rng.permutation(8)[:4] if seed % 2 else rng.integers(0, 8, 4)  # repeats
         table, y = rng.standard_normal((8, WIDTH)), rng.standard_normal((4, WIDTH))
         table_in, rows_in, y_in = library_arrays(library, table, rows[:, None], y)
         wanted = table.copy()
-        for _ in range(20):
-            table_in = indexops.scatter(table_in, rows_in, y_in, update_computation="add",
+        for k in range(20):
+            how = "add" if k % 2 else None
+            table_in = indexops.scatter(table_in, rows_in, y_in, update_computation=how,
                                         **ROW_SCATTER)  # fmt: skip
-            wanted[rows] += y
+            for row, update in zip(rows, y, strict=True):
+                wanted[row] = wanted[row] + update if how else update
         return np.array_equal(to_numpy(table_in), wanted)
 
     assert all(map_in_threads(one, range(64), threads=8))
@@ -464,9 +498,9 @@ def test_one_layer_writes_keep_the_promises(library):
         indexops.scatter(x, index, y_in, **ROW_SCATTER)
     assert counts == [0, 1]
     zero = library_arrays(library, np.full((4, WIDTH), -0.0, np.float32))[0]
-    with one_layer_writes() as counts:
+    with one_layer_writes() as counts, counting(library) as direct:
         got = indexops.scatter(x, index, zero, update_computation="min", **ROW_SCATTER)
-    assert counts == [0, 1]
+    assert counts == [1, 0] and direct == [0]
     with generic_only():
         assert_equal(got, indexops.scatter(x, index, zero, update_computation="min",
                                            **ROW_SCATTER))  # fmt: skip
@@ -476,21 +510,23 @@ def test_one_layer_writes_keep_the_promises(library):
         indexops.scatter(table, many_in, y17, **ROW_SCATTER)
     assert counts == [0, 0]  # (a writer of 17 rows never asks)
     if library == "torch":
-        y_grad = torch.ones(4, WIDTH, requires_grad=True)
-        with one_layer_writes() as counts:
-            got = indexops.scatter(x, index, y_grad, update_computation="add", **ROW_SCATTER)
-        assert counts == [0, 1]
-        got.sum().backward()
-        torch.testing.assert_close(y_grad.grad, torch.ones(4, WIDTH))
+        for rows, grads in ((ROWS, [1, 1, 1, 1]), (np.array([5, 0, 5, 3]), [0, 1, 1, 1])):
+            y_grad = torch.ones(4, WIDTH, requires_grad=True)
+            with one_layer_writes() as counts, counting(library) as direct:
+                got = indexops.scatter(x, torch.asarray(rows[:, None]), y_grad, **ROW_SCATTER)
+            assert counts == [1, 0] and direct == [0]
+            got.sum().backward()  # the first write of a repeated row gets no gradient
+            expected_grad = torch.tensor(grads, dtype=torch.float32)[:, None].expand(4, WIDTH)
+            torch.testing.assert_close(y_grad.grad, expected_grad)
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("how", [None, "add", "max"])
 def test_one_layer_writes_elements_of_a_1d_table(library, how):
     """A scatter of elements into a 1-D table (an element plan, whose rows are one element
-    wide) takes the one layer for a few distinct positions and keeps the element paths
-    for repeated ones; the results are the generic backend's."""
-    for positions, taken in (([5, 0, 3, 7], True), ([5, 0, 5, 7], False)):
+    wide) takes the one layer for a few positions in range, distinct or repeated, and
+    the element paths for positions outside; the results are the generic backend's."""
+    for positions, taken in (([5, 0, 3, 7], True), ([5, 0, 5, 7], True), ([5, 0, 9, 7], False)):
         x, index, y = library_arrays(
             library, values("float32", (8,), 14), np.array(positions)[:, None],
             values("float32", (4,), 15),
@@ -510,10 +546,11 @@ def test_one_layer_writes_elements_of_a_1d_table(library, how):
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
-def test_few_distinct_rows_reads_the_index_as_one_list(library):
-    """``few_distinct_rows``: the index flat in the index dtype (any integer dtype, byte
-    order or layout given) where its entries are distinct and in range, else ``None``:
-    repeats, entries outside on either side, more than a list read covers, none."""
+def test_few_rows_in_range_reads_the_index_as_one_list(library):
+    """``few_rows_in_range``: the index flat in the index dtype (any integer dtype, byte
+    order or layout given) and whether its entries are distinct, where they are in
+    range, else ``None``: entries outside on either side, more than a list read covers,
+    none."""
     from indexops._backends import backend_for
 
     x = library_arrays(library, np.zeros((8, 2), np.float32))[0]
@@ -533,12 +570,15 @@ def test_few_distinct_rows_reads_the_index_as_one_list(library):
         shown.append((np.array([7, 1], ">i4"), [7, 1]))
     for index, expected in shown:
         (index_in,) = library_arrays(library, index)
-        rows = backend.few_distinct_rows(index_in, 7)
-        if expected is None or len(set(expected)) < len(expected):
-            assert rows is None, index
+        found = backend.few_rows_in_range(index_in, 7)
+        if expected is None:
+            assert found is None, index
             continue
+        assert found is not None
+        rows, distinct = found
         assert to_numpy(rows).tolist() == expected
         assert to_numpy(rows).dtype == np.int64
+        assert distinct == (len(set(expected)) == len(expected))
 
 
 @pytest.mark.parametrize(

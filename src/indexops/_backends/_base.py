@@ -309,15 +309,16 @@ class Backend:
 
     def few_distinct_in_range(self, rows: Array, high: int) -> bool:
         """Whether a few entries of the 1-D integer array ``rows``, read on the host as
-        one list, lie in ``[0, high]`` and are distinct (:meth:`few_distinct_rows`); False
+        one list, lie in ``[0, high]`` and are distinct (:meth:`few_rows_in_range`); False
         where not shown (nothing more is read: for callers whose rows are promised in
         range)."""
-        return self.few_distinct_rows(rows, high) is not None
+        found = self.few_rows_in_range(rows, high)
+        return found is not None and found[1]
 
-    def few_distinct_rows(self, index: Array, high: int) -> Array | None:
-        """The integer array ``index`` flat, in the index dtype, where its entries are
-        few and on the host and, read as one list, lie in ``[0, high]`` and are
-        distinct; else ``None`` (nothing more read). ``index`` is 1-D or holds few
+    def few_rows_in_range(self, index: Array, high: int) -> tuple[Array, bool] | None:
+        """The integer array ``index`` flat, in the index dtype, and whether its entries
+        are distinct, where they are few and on the host and, read as one list, lie in
+        ``[0, high]``; else ``None`` (nothing more read). ``index`` is 1-D or holds few
         entries (its flat view is made before its size is looked at: a row writer's
         count of rows, which its signature fixes). Here: ``None``."""
         return None

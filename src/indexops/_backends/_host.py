@@ -232,8 +232,8 @@ class HostKernels(NativeScatter):
             return super().distinct_in_range(rows, high)
         return _listed_distinct_in_range(values, high)
 
-    def few_distinct_rows(self, index: Array, high: int) -> Array | None:
-        """:meth:`Backend.few_distinct_rows`: up to :data:`LIST_ENTRIES` entries, sorted
+    def few_rows_in_range(self, index: Array, high: int) -> tuple[Array, bool] | None:
+        """:meth:`Backend.few_rows_in_range`: up to :data:`LIST_ENTRIES` entries, sorted
         as one list (its ends are the range; 0.15 us less than ``min`` and ``max``)."""
         if not self.values_on_host(index):
             return None
@@ -241,10 +241,11 @@ class HostKernels(NativeScatter):
         if rows.shape[0] > LIST_ENTRIES:
             return None
         values = sorted(rows.tolist())
-        if not values or values[0] < 0 or values[-1] > high or len(set(values)) < len(values):
+        if not values or values[0] < 0 or values[-1] > high:
             return None
         wide = self.index_dtype()
-        return rows if rows.dtype == wide else self.astype(rows, wide)  # (values in range)
+        rows = rows if rows.dtype == wide else self.astype(rows, wide)  # (values in range)
+        return rows, len(set(values)) == len(values)
 
     def few_in_range(self, rows: Array, high: int) -> bool:
         """:meth:`Backend.few_in_range`: up to :data:`LIST_ENTRIES` rows on the host,

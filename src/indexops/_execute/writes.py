@@ -116,12 +116,23 @@ class RowWriter:
         keep: Array | None = None,
         unique: bool = False,
     ) -> Array:
-        """Write ``values`` at ``rows`` (see :func:`write_rows`)."""
+        """Write ``values`` at ``rows`` (see :func:`write_rows`). A replace of a few rows
+        on the host that repeat writes the last write of each row, as distinct rows."""
         backend = self.backend
-        if self.direct and unique and keep is None and values.dtype == self.dtype:
-            written = self.write_distinct(x, rows, values, in_place)
-            if written is not None:
-                return written
+        if (
+            self.direct
+            and (unique or self.combiner.replaces)
+            and keep is None
+            and values.dtype == self.dtype
+        ):
+            if not unique:
+                last = self._last_writes(rows, values)
+                if last is not None:
+                    (rows, values), unique = last, True
+            if unique:
+                written = self.write_distinct(x, rows, values, in_place)
+                if written is not None:
+                    return written
         if self.empty:
             return _nothing_written(backend, x, values, in_place)
         if backend.chunked:  # Dask, imported only once its arrays are seen
@@ -183,20 +194,42 @@ class RowWriter:
 
     def write_few(self, x: Array, index: Array, values: Array, in_place: bool) -> Array | None:
         """The write of ``values`` (``count`` rows, any shape of that size) at the rows
-        ``index`` holds (``count`` integers, any shape), as :meth:`__call__` writes them,
-        where it is the direct step (:attr:`few` writers): the host reads the rows as one
-        list and finds them in the table and distinct, with nothing for autograd to
-        record and no zero whose sign min or max would fix. Else ``None``, with nothing
-        read but that list and nothing written: the caller takes its general path. One
-        layer for the ops whose rows are their index (``scatter`` of one start dim,
-        ``scatter_update``): their commonest small call. ``values`` must have ``x``'s
-        dtype (those ops' signatures and validation fix it)."""
+        ``index`` holds (``count`` integers, any shape), where the host reads the rows as
+        one list (:attr:`few` writers) and finds them in the table: distinct ones in the
+        direct step where nothing is for autograd to record and no zero has a sign for
+        min or max to fix, the others by :meth:`__call__`, as the op's executor writes
+        rows in range (repeats in order). Else ``None``, with nothing read but that list
+        and nothing written: the caller takes its general path. One layer for the ops
+        whose rows are their index (``scatter`` of one start dim, ``scatter_update``):
+        their commonest small call. ``values`` must have ``x``'s dtype (those ops'
+        signatures and validation fix it)."""
         backend = self.backend
-        rows = backend.few_distinct_rows(index, self.rows_shape[0] - 1)
-        if rows is None:
+        found = backend.few_rows_in_range(index, self.rows_shape[0] - 1)
+        if found is None:
             return None
+        rows, distinct = found
         values = backend.reshape(values, (self.count, self.rows_shape[1]))
-        return self.write_distinct(x, rows, values, in_place)
+        if distinct:
+            written = self.write_distinct(x, rows, values, in_place)
+            if written is not None:
+                return written
+        if self.loops:  # (the executor's one pass comes before its other ways)
+            return None
+        return self(x, rows, values, in_place=in_place, unique=distinct)
+
+    def _last_writes(self, rows: Array, values: Array) -> tuple[Array, Array] | None:
+        """The entries of ``rows`` that write their row last, and their ``values``, in
+        their order (what replacing the rows one by one leaves), where the rows are few
+        and on the host: read as one list; else ``None``, nothing read."""
+        backend = self.backend
+        listed = backend.few_on_host(rows)
+        if listed is None:
+            return None
+        latest = {row: k for k, row in enumerate(listed)}
+        if len(latest) == len(listed):
+            return rows, values
+        kept = backend.xp.asarray(sorted(latest.values()), device=backend.device(rows))
+        return backend.take_rows(rows, kept), backend.take_rows(values, kept)
 
     def write_distinct(self, x: Array, rows: Array, values: Array, in_place: bool) -> Array | None:
         """For a :attr:`direct` writer: the write of ``values`` (of ``x``'s dtype, in the
