@@ -2,7 +2,8 @@
 
 ``python -m benchmarks.at_calls [--rounds 15] [--backend numpy,torch] [--threads N] [--cpu]
 [--calls set,add,...] [--base-package NAME]`` prints one table per backend: for each method
-on a small call (8 rows of a [64, 16] float64 table) and for a strided read
+on a small call (8 rows of a [64, 16] float64 table; ``get`` also of rows some of which
+count from the end) and for a strided read
 (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of ``indexops.at``,
 of array-api-extra's ``at`` (``copy=True``, where it has the method) and of the native
 expression, and the ratio of ``at`` to each, sampled alternately (:mod:`.interleaved`).
@@ -34,6 +35,7 @@ def small_calls(xp: Any, library: str, base: Any = None) -> dict[str, Forms]:
     ``base``'s ``at`` beside them where given."""
     table = xp.asarray(np.arange(64 * 16, dtype=np.float64).reshape(64, 16))
     rows = xp.asarray(np.array([3, 17, 5, 60, 33, 8, 41, 22]))
+    from_end = xp.asarray(np.array([3, -17, 5, -4, 33, 8, -23, 22]))  # (NumPy's: from the end)
     y = xp.asarray(np.ones((8, 16)))
 
     def native_set() -> object:
@@ -52,6 +54,10 @@ def small_calls(xp: Any, library: str, base: Any = None) -> dict[str, Forms]:
         "get": {
             "at": lambda: indexops.at(table)[rows].get(),
             "native": lambda: table[rows],
+        },
+        "get from the end": {
+            "at": lambda: indexops.at(table)[from_end].get(),
+            "native": lambda: table[from_end],
         },
         "set": {
             "at": lambda: indexops.at(table)[rows].set(y),
@@ -81,6 +87,7 @@ def small_calls(xp: Any, library: str, base: Any = None) -> dict[str, Forms]:
     if base is not None:
         for method in ("get", "set", "add", "subtract", "multiply", "min", "max"):
             cases[method]["base"] = _method(base, table, rows, y, method)
+        cases["get from the end"]["base"] = _method(base, table, from_end, y, "get")
     return cases
 
 

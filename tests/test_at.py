@@ -1021,9 +1021,10 @@ def test_one_array_of_rows_in_range_reads_by_the_library_s_own_indexing(xp, back
     """``at(x)[rows].get()`` with int64 rows that the host finds in range reads ``x[rows]``
     (a new array), whatever the mode but ``"fill"``, whose ``fill_value`` is checked on
     every call; rows out of range, other dtypes (torch reads uint8 as a mask) and the
-    first call of a signature take the core's gather, and so do negative rows but on
-    NumPy, whose take checks each row and counts them from the end. The first and the
-    repeated calls give NumPy's ``x[rows]`` (clipped where out of range)."""
+    first call of a signature take the core's gather; negative rows in range are read
+    so too, counted from the end (NumPy's take checks each row; torch's indexing reads
+    rows a list showed in ``[-n, n)``). The first and the repeated calls give NumPy's
+    ``x[rows]`` (clipped where out of range)."""
     from indexops._ops import at as at_module
 
     own: list[bool] = []
@@ -1042,7 +1043,7 @@ def test_one_array_of_rows_in_range_reads_by_the_library_s_own_indexing(xp, back
         (np.array([6, 0, 2]), "promise_in_bounds", True),
         (np.array([6, 0, 2]), "clip", True),
         (np.array([6, 0, 2]), "fill", False),
-        (np.array([6, -1, -7]), None, backend.library == "numpy"),
+        (np.array([6, -1, -7]), None, True),
         (np.array([6, -8, 2]), None, False),
         (np.array([6, 9, 2]), None, False),
         (np.array([6, 0, 2], np.uint8), None, False),
@@ -1089,6 +1090,27 @@ def test_numpy_checked_take_reads_nothing_where_values_are_not_on_the_host():
         assert backend_for("test", x=x).take_rows_checked(x, rows) is None
         for _ in range(2):  # the first call of a signature, then a repeated one
             np.testing.assert_array_equal(indexops.at(x)[rows].get(), x[rows])
+
+
+def test_torch_reads_a_few_rows_counted_from_the_end_by_its_own_indexing():
+    """torch: up to 16 rows read as one list and found in ``[-n, n)`` are read by torch's
+    own indexing, negative ones counted from the end, with no gather; a row outside, more
+    rows or values not on the host (nothing read) are not, and ``at.get`` clips a row
+    outside as before."""
+    torch = pytest.importorskip("torch")
+    from indexops._backends import backend_for
+
+    x = torch.arange(7.0 * 3).reshape(7, 3)
+    backend = backend_for("test", x=x)
+    rows = torch.tensor([6, -1, 2, -7])
+    assert torch.equal(backend.take_rows_checked(x, rows), x[rows])
+    for outside in ([1, 7], [1, -8], [k % 7 for k in range(17)], []):
+        assert backend.take_rows_checked(x, torch.tensor(outside, dtype=torch.int64)) is None
+    with device_paths():
+        assert backend_for("test", x=x).take_rows_checked(x, rows) is None
+    for asked, read in (([6, -1, 2, -7], [6, 6, 2, 0]), ([1, 9, -9], [1, 6, 0])):
+        for _ in range(2):  # the first call of a signature, then a repeated one
+            assert torch.equal(indexops.at(x)[torch.tensor(asked)].get(), x[read])
 
 
 @pytest.mark.backends(lambda backend: backend.values_on_host)

@@ -99,7 +99,7 @@ ROUTES = {
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
         "zeros found in the result", "distinct rows written directly",
-        "few rows asked in one layer", "last writes of repeated rows",
+        "few rows asked in one layer", "last writes of repeated rows", "checked take",
     ),
 }  # fmt: skip
 
@@ -252,6 +252,7 @@ def spy_torch(routes: collections.Counter[str]) -> None:
         spy(torch.Tensor, method, routes, lambda *a, route=route, **k: route)
     spy(torch, "gather", routes, lambda *a, **k: "gather")
     spy(_torch.np, "take", routes, lambda *a, **k: "NumPy take")
+    spy(_torch.TorchBackend, "take_rows_checked", routes, lambda *a: "checked take")
 
 
 def rows_with(bad: tuple[int, ...], index_dtype: str, n: int, k: int, seed: int) -> np.ndarray:

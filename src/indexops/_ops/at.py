@@ -907,17 +907,14 @@ def _row_mask(backend: Backend, x: Array, idx: Any) -> BasicIndex | None:
 
 def _read_rows(backend: Backend, last_row: int, x: Array, rows: Array) -> Array | None:
     """``x[rows]`` (a new array) where one native step reads it checking every row
-    (NumPy's take: negative rows from the end, as the core's gather counts them), or
-    where :func:`_rows_in_range`; else None. Up to :data:`LIST_ENTRIES` rows in range by
-    the library's own indexing (on torch 0.6 us less than its take's layer on 8 rows);
-    more by the backend's row take, faster there: 3-4x on torch from 256 rows
-    (benchmarks/README.md, "Issue 35: a repeated `get` of one array of rows, at several
-    sizes")."""
+    (NumPy's take; torch's own indexing of up to :data:`LIST_ENTRIES` rows read as one
+    list: negative rows from the end, as the core's gather counts them), or where
+    :func:`_rows_in_range`; else None. More rows by the backend's row take, faster there:
+    3-4x on torch from 256 rows (benchmarks/README.md, "Issue 35: a repeated `get` of one
+    array of rows, at several sizes")."""
     taken = backend.take_rows_checked(x, rows)
     if taken is not None:
         return taken
-    if backend.few_in_range(rows, last_row):  # (up to LIST_ENTRIES rows, as one list)
-        return x[rows]
     if math.prod(rows.shape) <= LIST_ENTRIES or not _rows_in_range(backend, last_row, rows):
         return None
     if rows.ndim == 1:
