@@ -2,8 +2,8 @@
 
 ``python -m benchmarks.at_calls [--rounds 15] [--backend numpy,torch] [--threads N] [--cpu]
 [--calls set,add,...] [--base-package NAME]`` prints one table per backend: for each method
-on a small call (8 rows of a [64, 16] float64 table; ``get`` also of rows some of which
-count from the end) and for a strided read
+on a small call (8 rows of a [64, 16] float64 table; ``get``, ``set`` and ``add`` also of
+rows three of which count from the end) and for a strided read
 (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of ``indexops.at``,
 of array-api-extra's ``at`` (``copy=True``, where it has the method) and of the native
 expression, and the ratio of ``at`` to each, sampled alternately (:mod:`.interleaved`).
@@ -84,10 +84,16 @@ def small_calls(xp: Any, library: str, base: Any = None) -> dict[str, Forms]:
             "at": _method(indexops, table, rows, y, method),
             "array-api-extra": _extra_method(table, rows, y, method),
         }
+    for method in ("set", "add"):
+        cases[f"{method} from the end"] = {
+            "at": _method(indexops, table, from_end, y, method),
+            "array-api-extra": _extra_method(table, from_end, y, method),
+        }
     if base is not None:
         for method in ("get", "set", "add", "subtract", "multiply", "min", "max"):
             cases[method]["base"] = _method(base, table, rows, y, method)
-        cases["get from the end"]["base"] = _method(base, table, from_end, y, "get")
+            if f"{method} from the end" in cases:
+                cases[f"{method} from the end"]["base"] = _method(base, table, from_end, y, method)
     return cases
 
 

@@ -1168,9 +1168,9 @@ def test_updates_of_rows_in_range_go_straight_to_the_row_writer_on_repeat_calls(
     """A repeated update at one int64 array of rows that the host finds in range writes
     them with the core's row writer (no start indices, no scatter executor), with every
     named combiner, duplicates one by one in order, ``y`` cast to x's dtype, a copy or
-    ``x`` itself; rows out of range, negative rows, other dtypes and callables take the
-    core's scatter. First and repeated calls give the same result, with or without the
-    writer."""
+    ``x`` itself, and so are a few rows counting from the end once counted; rows out of
+    range, other dtypes and callables take the core's scatter. First and repeated calls
+    give the same result, with or without the writer."""
     from indexops._ops import at as at_module
     from indexops._plan import executors
 
@@ -1195,7 +1195,7 @@ def test_updates_of_rows_in_range_go_straight_to_the_row_writer_on_repeat_calls(
     cases = [  # rows, whether the row writer writes them
         (np.array([6, 0, 2, 5]), True),
         (np.array([[6, 2], [2, 6]]), True),  # repeated rows, applied in order
-        (np.array([6, -1, 2, 5]), False),
+        (np.array([6, -1, 2, 5]), True),  # (row 6 twice, once counted from the end)
         (np.array([6, 7, 2, 5]), False),
         (np.array([6, 0, 2, 5], np.int32), False),
     ]

@@ -85,6 +85,7 @@ ROUTES = {
         "sparse product", "fancy set", "take", "take clipped", "count_distinct",
         "take along axis", "zeros found in the result", "distinct rows written directly",
         "few rows asked in one layer", "checked take", "last writes of repeated rows",
+        "few rows counted from the end",
     ),
     # where numba is installed
     "numpy kernels": (
@@ -100,6 +101,7 @@ ROUTES = {
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
         "zeros found in the result", "distinct rows written directly",
         "few rows asked in one layer", "last writes of repeated rows", "checked take",
+        "few rows counted from the end",
     ),
 }  # fmt: skip
 
@@ -202,6 +204,15 @@ def spy_rows(routes: collections.Counter[str]) -> None:
     spy(writes.RowWriter, "_distinct", routes, lambda *a: "distinct rows written directly")
     spy(writes.RowWriter, "write_few", routes, lambda *a: "few rows asked in one layer")
     spy(writes.RowWriter, "_last_writes", routes, _last_writes_route)
+    from indexops._backends._host import HostKernels
+
+    spy(HostKernels, "few_rows_from_end", routes, _from_end_route)
+
+
+def _from_end_route(backend: Any, rows: Any, n: int) -> str | None:
+    listed = backend.few_on_host(rows)
+    counted = listed and min(listed) < 0 and -n <= min(listed) and max(listed) < n
+    return "few rows counted from the end" if counted else None
 
 
 def _last_writes_route(writer: Any, rows: Any, values: Any) -> str | None:
@@ -335,6 +346,11 @@ def sweep_numpy_like(
                         update_computation=how, unique_indices=True, **ROW_SCATTER,
                     ),
                 )  # fmt: skip
+            from_end = convert(rows_with((-1, -n), "int64", n, k, seed=2)[:, 0])  # in range
+            target = indexops.at(convert(table))[from_end]
+            for method in ("set", "add", "max"):
+                update = functools.partial(getattr(target, method), convert(updates))
+                sweep.run(f"at {method} rows from the end", update)
 
 
 def broken_promises(

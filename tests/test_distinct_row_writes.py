@@ -300,6 +300,33 @@ def test_a_replace_of_repeated_rows_writes_the_last_write_of_each_directly(libra
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("method", ["set", "add", "max"])
+def test_at_updates_of_a_few_rows_counted_from_the_end(library, method):
+    """``at``'s updates of a few rows some of which count from the end (NumPy's indexing)
+    are written as the rows they name: distinct ones in the direct step, a row named
+    twice (``-1`` and ``7``) in order (a replace: its last write, in the direct step), one
+    outside ``[-8, 8)`` dropped (``at``'s default mode) by the general path; in place and
+    into a copy, first and repeat calls."""
+    x0, y = values("float32", (8, WIDTH), 23), values("float32", (4, WIDTH), 24)
+    twice = int(method == "set")
+    for rows, direct_steps in (([5, -8, 3, -1], 1), ([5, -1, 3, 7], twice), ([5, -9, 3, 7], 0)):
+        expected = x0.copy()
+        for row, update in zip(rows, y, strict=True):
+            if -8 <= row < 8:
+                old = expected[row]
+                expected[row] = {"set": update, "add": old + update}.get(
+                    method, np.maximum(old, update)
+                )
+        for copy in (True, False, True):
+            x, rows_in, y_in = library_arrays(library, x0.copy(), np.array(rows), y)
+            with counting(library) as direct:
+                got = getattr(indexops.at(x)[rows_in], method)(y_in, copy=copy)
+            assert direct == [direct_steps], (rows, copy)
+            assert (got is x) == (not copy)
+            assert_equal(got, expected, str(rows))
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("rows", [[5, 0, 3, 7], [5, 0, 5, 7]], ids=["distinct", "repeated"])
 def test_promised_rows_read_as_a_list_take_the_direct_step(library, rows):
     """``mode="promise_in_bounds"`` (also what ``at`` and ``indexops.onnx`` pass once they

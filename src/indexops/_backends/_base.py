@@ -323,6 +323,13 @@ class Backend:
         count of rows, which its signature fixes). Here: ``None``."""
         return None
 
+    def few_rows_from_end(self, rows: Array, n: int) -> tuple[Array, bool] | None:
+        """The integer array ``rows`` with each negative entry counted from the end (``+
+        n``), in the index dtype and ``rows``' shape, and whether its entries are then
+        distinct, where they are few and on the host and, read as one list, lie in ``[-n,
+        n)``; else ``None`` (nothing more read). Here: ``None``."""
+        return None
+
     def few_in_range(self, rows: Array, high: int) -> bool:
         """Whether every entry of the integer array ``rows`` is shown to lie in ``[0,
         high]`` by a read that costs less than a clip of them (a few entries on the

@@ -247,6 +247,16 @@ class HostKernels(NativeScatter):
         rows = rows if rows.dtype == wide else self.astype(rows, wide)  # (values in range)
         return rows, len(set(values)) == len(values)
 
+    def few_rows_from_end(self, rows: Array, n: int) -> tuple[Array, bool] | None:
+        """:meth:`Backend.few_rows_from_end`: up to :data:`LIST_ENTRIES` entries, counted
+        from the end in the list and made an array again."""
+        values = self.few_on_host(rows)
+        if not values or min(values) < -n or max(values) >= n:
+            return None
+        wrapped = [k + n if k < 0 else k for k in values]
+        found = self.xp.asarray(wrapped, dtype=self.index_dtype(), device=self.device(rows))
+        return self.reshape(found, tuple(rows.shape)), len(set(wrapped)) == len(wrapped)
+
     def few_in_range(self, rows: Array, high: int) -> bool:
         """:meth:`Backend.few_in_range`: up to :data:`LIST_ENTRIES` rows on the host,
         read as one list."""

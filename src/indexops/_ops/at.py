@@ -608,6 +608,10 @@ class At:
                 if written is not None:
                     return written
             distinct = backend.distinct_in_range(rows, lowering.last_row)
+            if distinct is None:  # a few rows counted from the end: in range once counted
+                counted = backend.few_rows_from_end(rows, lowering.last_row + 1)
+                if counted is not None:
+                    rows, distinct = counted
             if distinct is not None:  # in range: nothing to drop or clip
                 write = _row_write(lowering, x, rows, computation)  # type: ignore[arg-type]
                 return write(x, rows, updates, in_place, unique_indices or distinct)
