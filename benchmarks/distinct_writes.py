@@ -17,7 +17,8 @@ distinct rows written in one native step".
 first half of those rows' numbers: each row about twice) through ``indexops.scatter``
 without ``unique_indices``, ``at``, ``indexops.onnx.scatter_nd`` and, for replace,
 ``indexops.scatter_update`` (benchmarks/README.md, "Issue 35: a few repeated rows in one
-layer").
+layer"). ``--rows from-end``: 8 and 16 distinct rows, every other one counted from the end
+(NumPy's and ONNX's negative indices), through ``at`` and ``indexops.onnx.scatter_nd``.
 """
 
 from __future__ import annotations
@@ -43,20 +44,28 @@ ROWS = {
 SHAPES = {  # rows written x row width
     "distinct": ((8, 16), (16, 60), (60, 16), (250, 4)),
     "repeated": ((8, 16), (16, 60)),  # (the rows a list read covers)
+    "from-end": ((8, 16), (16, 60)),
 }
 COMBINERS = (None, "add", "mul", "max")
 AT_METHODS = {None: "set", "add": "add", "mul": "multiply", "max": "max"}
-ENTRY_POINTS = {"distinct": ("core", "at", "onnx"), "repeated": ("core", "at", "onnx", "slots")}
+ENTRY_POINTS = {
+    "distinct": ("core", "at", "onnx"),
+    "repeated": ("core", "at", "onnx", "slots"),
+    "from-end": ("at", "onnx"),  # (the core ops read a negative row as outside)
+}
 
 
-def arrays(library: str, count: int, width: int, repeated: bool) -> tuple[Any, Any, Any]:
-    """A table of ``4 * count`` rows, ``count`` rows as ``[count, 1]`` (distinct, or
-    drawn with repeats) and the updates, as arrays of ``library``."""
+def arrays(library: str, count: int, width: int, kind: str) -> tuple[Any, Any, Any]:
+    """A table of ``4 * count`` rows, ``count`` rows as ``[count, 1]`` (distinct, drawn
+    with repeats, or distinct with every other one counted from the end) and the updates,
+    as arrays of ``library``."""
     rng = np.random.default_rng(0)
     table = rng.standard_normal((4 * count, width)).astype(np.float32) + 5
     rows = rng.permutation(4 * count)[:count, None]
-    if repeated:
+    if kind == "repeated":
         rows = rows[rng.integers(0, count // 2, count)]
+    elif kind == "from-end":
+        rows[::2] -= 4 * count
     updates = rng.standard_normal((count, width)).astype(np.float32) + 5
     if library == "torch":
         import torch
@@ -82,7 +91,7 @@ def _write(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", choices=("distinct", "repeated"), default="distinct")
+    parser.add_argument("--rows", choices=tuple(SHAPES), default="distinct")
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--backend", default="numpy,torch")
     args, base = base_package.parse(parser, argv)
@@ -94,13 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     for library in args.backend.split(","):
         if library == "torch":
             importlib.import_module("torch").set_num_threads(1)
-        repeated = args.rows == "repeated"
         for how in COMBINERS:
             for count, width in SHAPES[args.rows]:
                 for entry in ENTRY_POINTS[args.rows]:
                     if entry == "slots" and how is not None:
                         continue
-                    call = (entry, *arrays(library, count, width, repeated), how, not repeated)
+                    rows = arrays(library, count, width, args.rows)
+                    call = (entry, *rows, how, args.rows == "distinct")
                     forms = {
                         name: lambda package=package, call=call: _write(package, *call)
                         for name, package in packages.items()

@@ -600,3 +600,53 @@ def test_scatter_nd_few_index_tuples_each_checked_against_its_dim(xp, backend, c
         return
     expected = ref.scatter_nd(data, indices, updates, reduction)
     assert_same(op(backend, "scatter_nd")(x, i, u, reduction=reduction), expected)
+
+
+@pytest.mark.backends(lambda backend: backend.values_on_host)
+@pytest.mark.parametrize("name", ["gather_nd", "scatter_nd", "gather_elements", "scatter_elements"])
+def test_few_indices_from_the_end_are_counted_in_their_list_read(xp, backend, name, monkeypatch):
+    """A few indices on the host, some negative, are counted from the end in the list
+    they are read as (no array operation wraps them), one dim or index tuples of two; one
+    outside ``[-s, s)`` is the named error; results are the operator definition's."""
+    from indexops import onnx as onnx_module
+    from indexops._backends import backend_for
+
+    counted: list[bool] = []
+    few_counted = onnx_module._few_counted
+    monkeypatch.setattr(
+        onnx_module, "_few_counted", lambda *a: counted.append(True) or few_counted(*a)
+    )
+    wrapped: list[bool] = []
+    library = type(backend_for("test", x=arrays(xp, np.zeros(1))[0]))
+    where = library.where
+    monkeypatch.setattr(library, "where", lambda self, *a: wrapped.append(True) or where(self, *a))
+    data = np.arange(15.0).reshape(5, 3)
+    if name.endswith("_nd"):
+        cases = {"one dim": [[-1], [0], [-5]], "two dims": [[-1, 2], [0, -3]], "outside": [[-6]]}
+    else:
+        cases = {"one dim": [[-1, 2], [0, -3]], "outside": [[0, 3]]}
+    for case, picks in cases.items():
+        indices = np.array(picks)
+        attributes = {"axis": 1} if name.endswith("elements") else {}
+        if name == "scatter_nd":
+            args = (
+                data,
+                indices,
+                np.full(indices.shape[:-1] + data.shape[indices.shape[-1] :], 9.0),
+            )
+        elif name == "scatter_elements":
+            args = (data[: len(picks)], indices, np.full(indices.shape, 9.0))
+        elif name == "gather_elements":  # (indices as long as data on the other dim)
+            args = (data[: len(picks)], indices)
+        else:
+            args = (data, indices)
+        counted.clear()
+        wrapped.clear()
+        call = op(backend, name)
+        if case == "outside":
+            with pytest.raises(IndexOpsValueError, match=r"indices\[0, [01]\]"):
+                call(*arrays(xp, *args), **attributes)
+            continue
+        got = call(*arrays(xp, *args), **attributes)
+        assert_same(got, getattr(ref, name)(*args, **attributes))
+        assert counted and not wrapped, (case, counted, wrapped)

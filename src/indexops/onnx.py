@@ -650,8 +650,10 @@ def _starts(
     wide = to_index(on, indices)
     if not lowering.sizes:  # empty index tuples (GatherND, ScatterND): nothing to check
         return wide, True
-    if not lowering.coordinates and _few_inside(on, wide, lowering.sizes, vector):
-        return wide, True  # nothing to wrap, nothing outside: the starts are the indices
+    if not lowering.coordinates:
+        counted = _few_counted(on, wide, lowering.sizes, vector)
+        if counted is not None:  # nothing outside: the starts are the indices, counted
+            return counted, True
     columns = [wide[..., k] for k in range(len(lowering.sizes))] if vector else [wide]
     outside = [(c < -size) | (c >= size) for c, size in zip(columns, lowering.sizes)]
     wrapped = [on.where(c < 0, c + size, c) for c, size in zip(columns, lowering.sizes)]
@@ -677,15 +679,35 @@ def _starts(
     return on.raise_lazily(starts, flat_bad, culprits, error), False
 
 
-def _few_inside(backend: Backend, wide: Array, sizes: tuple[int, ...], vector: bool) -> bool:
-    """Whether a few indices, read on the host as one list (:meth:`Backend.few_on_host`),
-    each lie in ``[0, s)`` of their data dim (index tuples along the last dim where
-    ``vector``); False where not shown."""
+def _few_counted(
+    backend: Backend, wide: Array, sizes: tuple[int, ...], vector: bool
+) -> Array | None:
+    """A few indices ``wide`` (index tuples along the last dim where ``vector``), read on
+    the host as one list (:meth:`Backend.few_on_host`), where each lies in ``[-s, s)`` of
+    its data dim: themselves where none is negative, else a new array of them with the
+    negative ones counted from the end; ``None`` where not shown."""
     values = backend.few_on_host(wide)
     if values is None or (vector and wide.shape[-1] != len(sizes)):
-        return False
+        return None
+    if not values:
+        return wide
     dims = sizes if vector else sizes[:1]
-    return all(0 <= v < dims[k % len(dims)] for k, v in enumerate(values))
+    if len(dims) == 1:  # (the common case: its range in two calls)
+        low, high, size = min(values), max(values), dims[0]
+        if low >= 0 and high < size:
+            return wide
+        if low < -size or high >= size:
+            return None
+        counted = [v + size if v < 0 else v for v in values]
+    else:
+        spans = [dims[k % len(dims)] for k in range(len(values))]
+        if not all(-s <= v < s for v, s in zip(values, spans)):
+            return None
+        if min(values) >= 0:
+            return wide
+        counted = [v + s if v < 0 else v for v, s in zip(values, spans)]
+    found = backend.xp.asarray(counted, dtype=wide.dtype, device=backend.device(wide))
+    return backend.reshape(found, tuple(wide.shape))
 
 
 def _coordinate(backend: Backend, shape: tuple[int, ...], d: int, like: Array) -> Array:
