@@ -686,26 +686,21 @@ def _few_counted(
     the host as one list (:meth:`Backend.few_on_host`), where each lies in ``[-s, s)`` of
     its data dim: themselves where none is negative, else a new array of them with the
     negative ones counted from the end; ``None`` where not shown."""
-    values = backend.few_on_host(wide)
-    if values is None or (vector and wide.shape[-1] != len(sizes)):
+    if vector and wide.shape[-1] != len(sizes):
         return None
-    if not values:
-        return wide
     dims = sizes if vector else sizes[:1]
-    if len(dims) == 1:  # (the common case: its range in two calls)
-        low, high, size = min(values), max(values), dims[0]
-        if low >= 0 and high < size:
-            return wide
-        if low < -size or high >= size:
-            return None
-        counted = [v + size if v < 0 else v for v in values]
-    else:
-        spans = [dims[k % len(dims)] for k in range(len(values))]
-        if not all(-s <= v < s for v, s in zip(values, spans)):
-            return None
-        if min(values) >= 0:
-            return wide
-        counted = [v + s if v < 0 else v for v, s in zip(values, spans)]
+    if len(dims) == 1:  # (the common case: the backend's list read counts them)
+        found = backend.few_rows_from_end(wide, dims[0])
+        return None if found is None else found[0]
+    values = backend.few_on_host(wide)
+    if not values:
+        return None if values is None else wide
+    spans = [dims[k % len(dims)] for k in range(len(values))]
+    if not all(-s <= v < s for v, s in zip(values, spans)):
+        return None
+    if min(values) >= 0:
+        return wide
+    counted = [v + s if v < 0 else v for v, s in zip(values, spans)]
     found = backend.xp.asarray(counted, dtype=wide.dtype, device=backend.device(wide))
     return backend.reshape(found, tuple(wide.shape))
 

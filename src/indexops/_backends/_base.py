@@ -324,10 +324,10 @@ class Backend:
         return None
 
     def few_rows_from_end(self, rows: Array, n: int) -> tuple[Array, bool] | None:
-        """The integer array ``rows`` with each negative entry counted from the end (``+
-        n``), in the index dtype and ``rows``' shape, and whether its entries are then
-        distinct, where they are few and on the host and, read as one list, lie in ``[-n,
-        n)``; else ``None`` (nothing more read). Here: ``None``."""
+        """The array ``rows`` of the index dtype with each negative entry counted from
+        the end (``+ n``), in ``rows``' shape, and whether its entries are then distinct,
+        where they are few and on the host and, read as one list, lie in ``[-n, n)``; else
+        ``None`` (nothing more read). Here: ``None``."""
         return None
 
     def few_in_range(self, rows: Array, high: int) -> bool:

@@ -249,13 +249,19 @@ class HostKernels(NativeScatter):
 
     def few_rows_from_end(self, rows: Array, n: int) -> tuple[Array, bool] | None:
         """:meth:`Backend.few_rows_from_end`: up to :data:`LIST_ENTRIES` entries, counted
-        from the end in the list and made an array again."""
+        from the end in the list and made an array again (``rows`` itself where none is
+        negative)."""
         values = self.few_on_host(rows)
-        if not values or min(values) < -n or max(values) >= n:
+        if not values:
             return None
-        wrapped = [k + n if k < 0 else k for k in values]
-        found = self.xp.asarray(wrapped, dtype=self.index_dtype(), device=self.device(rows))
-        return self.reshape(found, tuple(rows.shape)), len(set(wrapped)) == len(wrapped)
+        low, high = min(values), max(values)
+        if low < -n or high >= n:
+            return None
+        if low < 0:
+            values = [k + n if k < 0 else k for k in values]
+            found = self.xp.asarray(values, dtype=rows.dtype, device=self.device(rows))
+            rows = self.reshape(found, tuple(rows.shape))
+        return rows, len(set(values)) == len(values)
 
     def few_in_range(self, rows: Array, high: int) -> bool:
         """:meth:`Backend.few_in_range`: up to :data:`LIST_ENTRIES` rows on the host,
