@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 
+import ml_dtypes  # noqa: F401 (gives NumPy bfloat16 by name)
 import numpy as np
 import pytest
 from helpers import ROW_SCATTER, map_in_threads, to_numpy
@@ -280,14 +281,18 @@ def test_torch_direct_combines_up_to_their_row_count(how):
             assert_equal(got, indexops.scatter(x, rows_in, y_in, **attributes))
 
 
-@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize(
+    ("library", "dtype"),
+    [("numpy", "float32"), ("numpy", ">f8"), ("numpy", "bfloat16"), ("torch", "float32")],
+)
 @pytest.mark.parametrize("entry", ["scatter", "scatter_update", "at"])
-def test_a_replace_of_repeated_rows_writes_the_last_write_of_each_directly(library, entry):
+def test_a_replace_of_repeated_rows_writes_the_last_write_of_each_directly(library, dtype, entry):
     """A replace of a few rows that repeat, read on the host as one list, keeps the last
     write of each row and writes those in the direct step, through every entry point, in
-    place and into a copy: the result of replacing the rows one by one."""
+    place and into a copy, in any byte order and extension dtype: the result of
+    replacing the rows one by one, in ``x``'s dtype."""
     rows = np.array([5, 0, 5, 7, 0, 5])
-    x0, y = values("float32", (8, WIDTH), 21), values("float32", (6, WIDTH), 22)
+    x0, y = values(dtype, (8, WIDTH), 21), values(dtype, (6, WIDTH), 22)
     expected = x0.copy()
     for row, update in zip(rows, y, strict=True):
         expected[row] = update
@@ -324,6 +329,14 @@ def test_at_updates_of_a_few_rows_counted_from_the_end(library, method):
             assert direct == [direct_steps], (rows, copy)
             assert (got is x) == (not copy)
             assert_equal(got, expected, str(rows))
+        if library == "torch" and method == "set":  # the overwritten update gets no gradient
+            y_grad = torch.ones(4, WIDTH, requires_grad=True)
+            x, rows_in = library_arrays(library, x0.copy(), np.array(rows))
+            indexops.at(x)[rows_in].set(y_grad).sum().backward()
+            kept = [float(-8 <= r < 8 and r % 8 not in [k % 8 for k in rows[i + 1 :]])
+                    for i, r in enumerate(rows)]  # fmt: skip
+            expected_grad = torch.tensor(kept)[:, None].expand(4, WIDTH)
+            torch.testing.assert_close(y_grad.grad, expected_grad, msg=str(rows))
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
