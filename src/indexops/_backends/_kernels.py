@@ -28,6 +28,7 @@ before that row, nothing after it.
 
 from __future__ import annotations
 
+import functools
 import math
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
@@ -518,6 +519,7 @@ def _bits(dtype: np.dtype) -> np.dtype | None:
     return next((_UNSIGNED[size] for size in (8, 4, 2, 1) if dtype.itemsize % size == 0), None)
 
 
+@functools.cache  # (a fact of the two; asked by every kernel call)
 def _arithmetic_type(dtype: np.dtype, how: Named | None) -> np.dtype | None:
     """The type a row kernel combines ``dtype``'s elements in (its columns split into
     equal parts where the type is narrower), or ``None`` where no kernel gives the

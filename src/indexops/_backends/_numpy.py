@@ -115,6 +115,9 @@ class NumpyBackend(HostKernels):
     def _values_on_host(self, x: Array) -> bool:
         return True
 
+    def host_arrays(self, *arrays: Array) -> list[np.ndarray] | None:
+        return list(arrays) if self.host_reads else None  # (values_on_host, asked once)
+
     def to_numpy(self, x: Array) -> Array:
         return x
 

@@ -119,8 +119,11 @@ def threads_for(elements: int, kind: KernelKind) -> int:
     one per :data:`THREAD_MIN_ELEMENTS`, at least one, at most :func:`host_threads`
     (at most the count that is set, else one, for a kind not in
     :data:`SPLIT_BY_DEFAULT`)."""
+    share = elements // max(1, THREAD_MIN_ELEMENTS)
+    if share <= 1:  # (the common small call: no setting to read)
+        return 1
     most = host_threads() if kind in SPLIT_BY_DEFAULT else _count_set()
-    return max(1, min(most, elements // max(1, THREAD_MIN_ELEMENTS)))
+    return max(1, min(most, share))
 
 
 def _count_set() -> int:

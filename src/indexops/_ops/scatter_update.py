@@ -192,6 +192,10 @@ def _execute(
     in_place = writes_in_place(backend, OP, input, copy)
     rows, keep, distinct = _slots(for_indices(backend, index), index, rows_shape[0])
     values = backend.reshape(src, (rows.shape[0], rows_shape[1]))
+    if keep is None:  # every slot in range, checked: the one pass cannot stop halfway
+        written = write.in_one_pass(input, rows, values, in_place, outside="drop")
+        if written is not None:
+            return written
     return write(input, rows, values, in_place=in_place, keep=keep, unique=distinct)
 
 
