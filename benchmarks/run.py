@@ -40,6 +40,11 @@ RESULTS = Path(__file__).parent / "results"
 JAX_LABEL = "jax.lax"
 ONNX_LABEL = "onnxruntime"
 AFTER = (JAX_LABEL,)  # sampled in a block after the others (XLA's threads spin after a call)
+# Each callable runs this many times before its samples, or fewer where that takes longer
+# than WARM_UP_S (at least 3): the first dozen calls of a small op take 1.1-3.5x its steady
+# time (scatter_update at 1/16: 139, 86, 70, 47, ... 39 us), which one call of warm-up left
+# in the 11 one-call samples of a size (README, "Warm-up and the JAX block").
+WARM_UP_CALLS, WARM_UP_S = 20, 0.25
 SWEEP = "1/16,1/4,1"
 
 
@@ -99,6 +104,16 @@ def median_time(fn: Callable[[Any], Any], operand: Any, ctx: Ctx, calls: int) ->
     return (time.perf_counter() - start) / calls
 
 
+def warm_up(fn: Callable[[Any], Any], operand: Any, ctx: Ctx) -> None:
+    """Call ``fn`` until its time is steady: :data:`WARM_UP_CALLS` calls, or at least 3
+    and as many as :data:`WARM_UP_S` allows (JAX compiles in the first)."""
+    start = time.perf_counter()
+    for k in range(WARM_UP_CALLS):
+        ctx.sync(fn(operand))
+        if k >= 2 and time.perf_counter() - start > WARM_UP_S:
+            return
+
+
 Entry = tuple[Callable[[Any], Any], Any, Ctx]
 
 
@@ -139,19 +154,20 @@ def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[
     that churns memory, such as a native candidate with float64 temporaries, paid for it in
     every sample). onnxruntime, on one thread, runs among them: sampled in a block of its
     own, it ran on caches no other call had disturbed while the others did not (2-3x
-    apart at 1/16). The JAX peer is sampled in a block of its own afterwards, because
-    XLA's CPU threads keep spinning for a while after a call and would slow whichever
-    callable came next.
+    apart at 1/16). The JAX peer is warmed up and sampled in a block of its own
+    afterwards, because XLA's CPU threads keep spinning for a while after a call and would
+    slow whichever callable came next (warmed up with the others, it slowed their first
+    samples 1.5-6x at 1/16). Each callable is warmed up first (:func:`warm_up`).
     """
     times: dict[str, list[float]] = {label: [] for label in table}
-    for fn, operand, ctx in table.values():
-        ctx.sync(fn(operand))  # warm-up (and JAX compilation)
     interleaved = [label for label in table if label not in AFTER]
     after = [label for label in table if label in AFTER]
     gc.collect()
     gc.disable()
     try:
         for labels in (interleaved, after):
+            for label in labels:  # each block warmed up just before it: no JAX call before
+                warm_up(*table[label])  # the others' samples, whose threads would spin on
             rotations = _operand_rotations(table, labels)
             order = np.random.default_rng(0)
             for r in range(repeats if labels else 0):
