@@ -60,9 +60,9 @@ TABLE_DTYPES = (
 # they take: a dtype of each way they see one (bits moved, integers that wrap, IEEE
 # floats, complex numbers as pairs of floats), few, as each compiles on first use
 KERNEL_DTYPES = ("bool", "int64", "float64", "complex128")
-# ... on rows of several columns and of one (the loops the kernels have); the sizes pick
-# no route there
-KERNEL_SHAPES = ((16, 4, 8), (1000, 1, 300))
+# ... on rows of several columns and of one (the loops the kernels have), and on rows the
+# child counts as wide (a replace copies them whole: 512 bytes of int64 and float64)
+KERNEL_SHAPES = ((16, 4, 8), (1000, 1, 300), (8, 64, 24))
 
 # (table rows n, row width d, updates k), each picking a route of NumPy's combine and
 # torch's row gather: ufunc.at on the rows (k*d <= 256), element indices (odd d), column
@@ -91,10 +91,12 @@ ROUTES = {
     "numpy kernels": (
         "compiled rows", "compiled element gather", "compiled on threads",
         "compiled index tuples", "compiled element scatter", "compiled rows unchecked",
+        "compiled rows copied whole",
     ),
     "torch kernels": (
         "compiled rows", "compiled element gather", "compiled on threads",
         "compiled index tuples", "compiled element scatter", "compiled rows unchecked",
+        "compiled rows copied whole",
     ),
     "torch": (
         "index_add_", "scatter_reduce_", "index_copy_", "index_select", "NumPy take",
@@ -285,7 +287,16 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
     compiled = _host.load_kernels()
     _host.KERNEL_MIN_ELEMENTS = 0
     _threads.THREAD_MIN_ELEMENTS = 2**8  # the second of KERNEL_SHAPES: few calls to split
+    compiled.COPY_ROW_MIN_BYTES, compiled.COPY_TABLE_MIN_BYTES = 512, 0  # the third's rows
     indexops.set_host_threads(2)
+    copied_whole = compiled._copied_whole
+
+    def spied_copied_whole(table: Any) -> bool:
+        whole = copied_whole(table)
+        routes["compiled rows copied whole"] += whole
+        return whole
+
+    compiled._copied_whole = spied_copied_whole
     split = compiled.run_parts
 
     def spied_split(task: Any, count: int, parts: int) -> Any:

@@ -16,6 +16,7 @@ import os
 import signal
 import time
 
+import ml_dtypes
 import numpy as np
 import pytest
 from helpers import ROW_SCATTER, map_in_threads
@@ -205,6 +206,71 @@ def test_aliased_updates_and_rows_on_threads(splits):
     on_threads(3, lambda: kernels.apply_rows(table, rows, values, Named.ADD))
     np.testing.assert_array_equal(table, expected)
     assert splits == [3]
+
+
+@pytest.mark.parametrize("dtype", ["<f8", ">f8", "<f4", "bfloat16", "int16"])
+@pytest.mark.parametrize("width_bytes", [4096 - 8, 4096, 8192])
+@pytest.mark.parametrize("large_table", [False, True])
+def test_wide_rows_replaced_whole_keep_every_promise(
+    splits, monkeypatch, dtype, width_bytes, large_table
+):
+    """A replace of rows of ``COPY_ROW_MIN_BYTES`` or more in a table of
+    ``COPY_TABLE_MIN_BYTES`` or more (here: the table counted as large) copies each row
+    whole (C's memcpy), and others element by element: either way the reference's bits,
+    in the table's dtype and byte order, the last write of a repeated row winning, rows
+    from the end counted, rows outside dropped, clipped or stopping every thread where
+    one stops (the rows before them written), updates viewing the table read first, on
+    one thread and on three, and through ``scatter_update`` in place."""
+    monkeypatch.setattr(kernels, "COPY_TABLE_MIN_BYTES", 0 if large_table else 2**62)
+    dtype = np.dtype(getattr(ml_dtypes, dtype, dtype))
+    width = width_bytes // dtype.itemsize
+    rng = np.random.default_rng(width_bytes)
+    table = rng.standard_normal((24, width)).astype(dtype)
+    original = table.copy()
+    assert kernels._copied_whole(table) == (large_table and width_bytes >= 4096)
+    rows = rng.integers(-24, 24, size=60)
+    rows[[7, 40]] = [24, -30]  # outside on either side
+    values = rng.standard_normal((60, width)).astype(dtype)
+
+    def replace(target, rows, values, **options):
+        return kernels.apply_rows(target, rows, values, None, **options)
+
+    for threads in (1, 3):
+        for outside, wrap in (("drop", True), ("clip", False)):
+            options = {"wrap": wrap, "outside": outside, "copy": True}
+            got = on_threads(threads, lambda o=options: replace(table, rows, values, **o))
+            expected = table.copy()
+            for row, value in zip(rows, values):
+                row = row + 24 if wrap and row < 0 else row
+                if outside == "clip":
+                    row = min(max(row, 0), 23)
+                if 0 <= row < 24:
+                    expected[row] = value
+            assert got.dtype == dtype and got.tobytes() == expected.tobytes()
+        stopped = table.copy()
+        with pytest.raises(IndexError, match="index 24 is out of bounds"):
+            on_threads(threads, lambda s=stopped: replace(s, rows, values, wrap=True))
+        expected = table.copy()
+        for row, value in zip(rows[:7], values[:7]):
+            expected[row] = value
+        assert stopped.tobytes() == expected.tobytes()
+        cache = table.copy()  # vLLM's block copies: updates that view the table
+        inside = np.abs(rows[:20]) % 24
+        expected = cache.copy()
+        for row, value in zip(inside, cache[2:22].copy()):
+            expected[row] = value
+        on_threads(threads, lambda c=cache, i=inside: replace(c, i, c[2:22]))
+        assert cache.tobytes() == expected.tobytes()
+    assert splits == [1, 1, 1, 1, 3, 3, 3, 3]
+    cache = table.reshape(4, 6, 1, width)  # scatter_update of a paged cache, in place
+    slots = (rows % 24).reshape(3, 20)
+    tokens = values.reshape(3, 20, 1, width)
+    assert indexops.scatter_update(cache, -2, slots, tokens) is cache and len(splits) == 9
+    with generic_only():
+        expected = indexops.scatter_update(
+            original.reshape(4, 6, 1, width), -2, slots, tokens, copy=True
+        )
+    assert original.tobytes() != table.tobytes() == expected.tobytes()
 
 
 def test_many_python_threads_calling_threaded_kernels(splits):

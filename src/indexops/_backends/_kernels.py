@@ -36,6 +36,9 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba.core import cgutils
+from numba.core import types as numba_types
+from numba.extending import intrinsic
 
 from .._errors import index_out_of_bounds
 from .._typing import Array
@@ -108,6 +111,39 @@ def _position(k: Any, n: int, shift: int, outside: int) -> int:
     return 0 if k < 0 else n - 1
 
 
+# A replace copies each row whole with the C library's memcpy (_copy_rows) where rows have
+# this many bytes or more and the table this many, far larger than a last-level cache: there
+# memcpy took 0.89-0.96 of the element loop's time (4 and 8 KiB rows, tables of 64-512
+# MiB; it writes lines out of cache without reading them first), while into tables of
+# 8-32 MiB, in or near the cache, it took up to 1.1x, and of rows under 4 KiB up to 1.2x
+# (benchmarks/README.md, "Wide rows by memcpy").
+COPY_ROW_MIN_BYTES = 4096
+COPY_TABLE_MIN_BYTES = 2**26
+
+
+@intrinsic
+def _copy_row(typingctx: Any, table: Any, row: Any, values: Any, k: Any) -> Any:
+    """Row ``row`` of the 2-D C-contiguous ``table`` set to row ``k`` of ``values`` (C
+    order, the same width and dtype), by ``memcpy`` (the two never overlap: the callers
+    copy updates that share memory with the table first)."""
+    signature = numba_types.void(table, row, values, k)
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        table_type, row_type, values_type, k_type = sig.args
+        target = context.make_array(table_type)(context, builder, args[0])
+        source = context.make_array(values_type)(context, builder, args[2])
+        width = builder.extract_value(target.shape, 1)
+        row = context.cast(builder, args[1], row_type, numba_types.intp)
+        k = context.cast(builder, args[3], k_type, numba_types.intp)
+        itemsize = context.get_abi_sizeof(context.get_data_type(table_type.dtype))
+        to = builder.gep(target.data, [builder.mul(row, width)])
+        start = builder.gep(source.data, [builder.mul(k, width)])
+        cgutils.raw_memcpy(builder, to, start, width, itemsize)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
 # -- loop templates --------------------------------------------------------------------------
 # Each template's entry points, one per combiner, are written out at module level: numba's
 # disk cache files a function under its qualified name and source line, which entry points
@@ -124,13 +160,15 @@ def _rows_loop(
     wrap: bool,
     outside: int,
     combine: Any,
+    copies: bool = False,
 ) -> int:
     """``table[rows[k]] = combine(table[rows[k]], values[k])`` for each ``k`` in order
     whose row lies in ``[lo, hi)`` (one thread's share of the table); a negative row
     counts from the end where ``wrap``, and a row still outside is clipped, skipped
     (``outside`` is ``FILL``: the update is dropped) or stops the loop
     (:func:`_position`). Every row is placed in the whole table before its owner is
-    looked at, so each share stops at the same ``k``."""
+    looked at, so each share stops at the same ``k``. ``copies`` (a replace only): each
+    row copied whole by :func:`_copy_row`."""
     n, width = table.shape
     shift = n if wrap else 0
     low, span = np.uint64(lo), np.uint64(hi - lo)
@@ -145,6 +183,9 @@ def _rows_loop(
             row = np.uint64(at)
         if row - low >= span:  # another thread's row (below lo: wraps above every span)
             continue
+        if copies:
+            _copy_row(table, row, values, k)  # type: ignore[call-arg]  # (numba passes typingctx)
+            continue
         if width == 1:  # its own loop: half the time of the general one on one column
             table[row, 0] = combine(table[row, 0], values[k, 0])
             continue
@@ -158,6 +199,13 @@ def _replace_rows(
     table: Array, rows: Array, values: Array, lo: int, hi: int, wrap: bool, outside: int
 ) -> int:
     return _rows_loop(table, rows, values, lo, hi, wrap, outside, _replace)
+
+
+@_kernel
+def _copy_rows(
+    table: Array, rows: Array, values: Array, lo: int, hi: int, wrap: bool, outside: int
+) -> int:
+    return _rows_loop(table, rows, values, lo, hi, wrap, outside, _replace, True)
 
 
 @_kernel
@@ -585,13 +633,16 @@ def apply_rows(
     kind = _arithmetic_type(table.dtype, how)
     if kind is None or values.dtype != table.dtype or rows.dtype != _INDEX_TYPES[0]:
         return None
+    if values.shape != (rows.shape[0], table.shape[1]):  # (the loop reads them unchecked)
+        return None
     if copy:
         table = np.array(table, order="C", copy=True)
     elif not table.flags.c_contiguous:
         return None
     rows, values = _read_first(None if copy else table, rows, values)
     values = np.ascontiguousarray(values)
-    kernel, target, values = _ROW_KERNELS[how], table.view(kind), values.view(kind)
+    kernel = _copy_rows if how is None and _copied_whole(table) else _ROW_KERNELS[how]
+    target, values = table.view(kind), values.view(kind)
     threads = threads_for(values.size, "row write")
     code = _OUTSIDE[outside]
 
@@ -603,6 +654,12 @@ def apply_rows(
     if bad >= 0:
         raise index_out_of_bounds(rows[bad], 0, table.shape[0])
     return table
+
+
+def _copied_whole(table: Array) -> bool:
+    """Whether a replace copies the rows of ``table`` whole (:data:`COPY_ROW_MIN_BYTES`)."""
+    row_bytes = table.shape[1] * table.itemsize
+    return row_bytes >= COPY_ROW_MIN_BYTES and table.nbytes >= COPY_TABLE_MIN_BYTES
 
 
 def scatter_tuples(
@@ -776,6 +833,8 @@ def common_signatures() -> list[tuple[Any, tuple[Any, ...]]]:
             table, cube = _array(kind, 2), _array(kind, 3)
             rows, tuples = _array("i8", 1), _array("i8", 2)
             found.append((_ROW_KERNELS[combiner], (table, rows, table, i64, i64, flag, i64)))
+            if combiner is None:
+                found.append((_copy_rows, (table, rows, table, i64, i64, flag, i64)))
             found.append((_TUPLE_KERNELS[combiner], (table, tuples, rows, table)))
             found.append((_ALONG_KERNELS[combiner], (cube, _array("i8", 3), cube, flag, i64)))
     for index in ("i8", "i4"):
