@@ -1023,13 +1023,18 @@ def test_one_pass_leaves_to_the_checks_what_it_cannot_undo(unchecked, library):
     [("numpy", "<f4"), ("numpy", ">f8"), ("numpy", "bfloat16"),
      pytest.param("torch", "<f4", marks=TORCH)],
 )  # fmt: skip
-def test_scatter_update_slots_in_range_go_to_one_pass(unchecked, library, dtype):
+@pytest.mark.parametrize("width", [64, 1024])
+def test_scatter_update_slots_in_range_go_to_one_pass(
+    unchecked, monkeypatch, library, dtype, width
+):
     """``scatter_update`` of a kernel-sized paged cache whose slots the host found in
     range (repeats included: the last token wins) writes them in the one pass, in place
     and into a copy, tokens that view the cache itself (vLLM's block copies) read first;
     slots with padding go through the checks, and a slot past the end is an error
     before anything is written. Bit for bit the paths without kernels, in the cache's
-    dtype and byte order, from many threads too."""
+    dtype and byte order, from many threads too; rows of 4 KiB and more copied whole
+    (the cache counted as large)."""
+    monkeypatch.setattr(kernels, "COPY_TABLE_MIN_BYTES", 0)
     dtype = np.dtype(getattr(ml_dtypes, dtype, dtype))
     convert = np.asarray
     if library == "torch":
@@ -1037,20 +1042,20 @@ def test_scatter_update_slots_in_range_go_to_one_pass(unchecked, library, dtype)
 
         convert = torch.from_numpy
     rng = np.random.default_rng(14)
-    cache = rng.standard_normal((16, 8, 1, 64)).astype(dtype)  # 128 slots of 64
+    cache = rng.standard_normal((16, 8, 1, width)).astype(dtype)  # 128 slots
     slots = rng.integers(0, 128, (2, 24))
     slots[0, :4] = [127, 0, 5, 5]  # a repeat: the later token wins
     padded = slots.copy()
     padded[1, 3] = -1
 
-    def tokens(block):  # [2, 24, 1, 64] from blocks block and block + 1
+    def tokens(block):  # [2, 24, 1, width] from blocks block and block + 1
         return convert(np.repeat(cache[block : block + 2], 3, axis=1))
 
     def writes():
         x = convert(cache.copy())
         yield indexops.scatter_update(x, -2, convert(slots), tokens(4))
         yield indexops.scatter_update(x, -2, convert(slots), tokens(6), copy=True)
-        yield indexops.scatter_update(x, -2, convert(slots), x[:6].reshape(2, 24, 1, 64))
+        yield indexops.scatter_update(x, -2, convert(slots), x[:6].reshape(2, 24, 1, width))
         yield indexops.scatter_update(x, -2, convert(padded), tokens(8))
 
     unchecked.clear()
@@ -1063,7 +1068,7 @@ def test_scatter_update_slots_in_range_go_to_one_pass(unchecked, library, dtype)
     past = slots.copy()
     past[1, 20] = 128
     with pytest.raises(ValueError, match=r"index\[1, 20\]"):
-        indexops.scatter_update(x, -2, convert(past), x[:6].reshape(2, 24, 1, 64))
+        indexops.scatter_update(x, -2, convert(past), x[:6].reshape(2, 24, 1, width))
     assert host(x).dtype == dtype and host(x).tobytes() == cache.tobytes()
     caches = [convert(cache.copy()) for _ in range(16)]
     map_in_threads(lambda c: indexops.scatter_update(c, -2, convert(slots), tokens(8)), caches, 8)
