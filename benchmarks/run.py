@@ -45,6 +45,10 @@ AFTER = (JAX_LABEL,)  # sampled in a block after the others (XLA's threads spin 
 # time (scatter_update at 1/16: 139, 86, 70, 47, ... 39 us), which one call of warm-up left
 # in the 11 one-call samples of a size (README, "Warm-up and the JAX block").
 WARM_UP_CALLS, WARM_UP_S = 20, 0.25
+# A block whose slowest sample takes less than SHORT_S gets more samples, as many as take
+# about SHORT_BUDGET_S each, up to MOST_SAMPLES: medians of 11 one-call samples of the 1/16
+# rows (0.04-0.3 ms) moved by 0.1-0.3 between runs (README, "Warm-up and the JAX block").
+SHORT_S, SHORT_BUDGET_S, MOST_SAMPLES = 1e-3, 0.03, 101
 SWEEP = "1/16,1/4,1"
 
 
@@ -104,14 +108,25 @@ def median_time(fn: Callable[[Any], Any], operand: Any, ctx: Ctx, calls: int) ->
     return (time.perf_counter() - start) / calls
 
 
-def warm_up(fn: Callable[[Any], Any], operand: Any, ctx: Ctx) -> None:
+def warm_up(fn: Callable[[Any], Any], operand: Any, ctx: Ctx) -> float:
     """Call ``fn`` until its time is steady: :data:`WARM_UP_CALLS` calls, or at least 3
-    and as many as :data:`WARM_UP_S` allows (JAX compiles in the first)."""
-    start = time.perf_counter()
+    and as many as :data:`WARM_UP_S` allows (JAX compiles in the first). Returns the
+    seconds of the last call."""
+    start = last = time.perf_counter()
     for k in range(WARM_UP_CALLS):
+        last = time.perf_counter()
         ctx.sync(fn(operand))
         if k >= 2 and time.perf_counter() - start > WARM_UP_S:
-            return
+            break
+    return time.perf_counter() - last
+
+
+def samples_for(sample_s: float, repeats: int) -> int:
+    """How many samples a block takes whose slowest sample takes ``sample_s`` seconds:
+    ``repeats``, more for short ones (:data:`SHORT_S`)."""
+    if sample_s >= SHORT_S:
+        return repeats
+    return min(MOST_SAMPLES, max(repeats, int(SHORT_BUDGET_S / max(sample_s, 1e-6))))
 
 
 Entry = tuple[Callable[[Any], Any], Any, Ctx]
@@ -157,7 +172,8 @@ def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[
     apart at 1/16). The JAX peer is warmed up and sampled in a block of its own
     afterwards, because XLA's CPU threads keep spinning for a while after a call and would
     slow whichever callable came next (warmed up with the others, it slowed their first
-    samples 1.5-6x at 1/16). Each callable is warmed up first (:func:`warm_up`).
+    samples 1.5-6x at 1/16). Each callable is warmed up first (:func:`warm_up`), and
+    blocks of short calls take more samples (:func:`samples_for`).
     """
     times: dict[str, list[float]] = {label: [] for label in table}
     interleaved = [label for label in table if label not in AFTER]
@@ -166,11 +182,12 @@ def sample(table: dict[str, Entry], calls: int, repeats: int) -> dict[str, list[
     gc.disable()
     try:
         for labels in (interleaved, after):
-            for label in labels:  # each block warmed up just before it: no JAX call before
-                warm_up(*table[label])  # the others' samples, whose threads would spin on
+            # each block warmed up just before it: no JAX call before the others' samples,
+            # whose threads would spin on
+            slowest = max([warm_up(*table[label]) for label in labels], default=0.0)
             rotations = _operand_rotations(table, labels)
             order = np.random.default_rng(0)
-            for r in range(repeats if labels else 0):
+            for r in range(samples_for(slowest * calls, repeats) if labels else 0):
                 for i in order.permutation(len(labels)).tolist():
                     fn, _, ctx = table[labels[i]]
                     operands, place = rotations[labels[i]]

@@ -79,9 +79,9 @@ def main() -> None:
     heads = " | ".join("full" if s == "1" else s for s in sizes)
     line = "|---" * (len(sizes) + 5) + "|"
     machine = run["machine"]
-    print(
-        f"{run['backend']} at {machine['commit']} on {machine['date']}, {run['repeats']} samples\n"
-    )
+    counts = sorted({row["repeats"] for row in run["results"]})
+    samples = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else str(run["repeats"])
+    print(f"{run['backend']} at {machine['commit']} on {machine['date']}, {samples} samples\n")
     print(f"| workload | variant | native baseline (full size) | {heads} | target | verdict |")
     print(line)
     print("\n".join(ratio_rows(run["results"], sizes, against_ort=False)))
