@@ -17,3 +17,14 @@ def parse(
     parser.add_argument("--base-package", default=None, help="another copy of indexops")
     args = parser.parse_args(argv)
     return args, importlib.import_module(args.base_package) if args.base_package else None
+
+
+def packages(base: ModuleType | None, *, kernels: bool = False) -> dict[str, ModuleType]:
+    """This indexops and ``base`` (where given), by name; with ``kernels``, each with its
+    compiled kernels loaded first (numba's start-up kept out of the timings)."""
+    import indexops
+
+    found = {"indexops": indexops, **({"base": base} if base else {})}
+    for package in found.values() if kernels else ():
+        package.load_host_kernels()
+    return found

@@ -20,8 +20,6 @@ from typing import Any
 import dask.array as da
 import numpy as np
 
-import indexops
-
 from . import base_package
 
 ROWS = {
@@ -56,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     args, base = base_package.parse(parser, argv)
-    packages = {"indexops": indexops, **({"base": base} if base else {})}
+    packages = base_package.packages(base)
     x = da.from_array(np.arange(64 * 16, dtype=np.float64).reshape(64, 16), chunks=(16, 16))
     y = da.from_array(np.ones((8, 16)), chunks=(4, 16))
     print("| method | rows | form | build (ms) | layers | tasks | compute (ms) |")

@@ -30,8 +30,6 @@ from typing import Any
 
 import numpy as np
 
-import indexops
-
 from . import base_package
 from .interleaved import medians
 
@@ -95,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--backend", default="numpy,torch")
     args, base = base_package.parse(parser, argv)
-    packages = {"indexops": indexops, **({"base": base} if base else {})}
+    packages = base_package.packages(base)
     header = " | ".join(f"{name} (us)" for name in packages)
     print(f"| library | combiner | rows x width | entry | {header} |"
           + (" indexops / base |" if base else ""))  # fmt: skip

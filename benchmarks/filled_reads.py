@@ -23,8 +23,6 @@ from typing import Any
 
 import numpy as np
 
-import indexops
-
 from . import base_package
 from .element_paths import GATHER as ELEMENT_GATHER
 from .element_paths import WIDTH
@@ -70,9 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="numpy,torch")
     parser.add_argument("--rows", default="4096,16384,65536,262144")
     args, base = base_package.parse(parser, argv)
-    packages = {"indexops": indexops, **({"base": base} if base else {})}
+    packages = base_package.packages(base, kernels=True)
     for package in packages.values():
-        package.load_host_kernels()
         package.set_host_threads(1)
     print("| library | rows | entry | indexops (ms) | / native |" + (" / base |" if base else ""))
     print("|---" * (5 + bool(base)) + "|")

@@ -27,8 +27,6 @@ from typing import Any
 
 import numpy as np
 
-import indexops
-
 from . import base_package
 from .interleaved import medians
 from .workloads import ROWS, _rng, scatter_add_problem
@@ -120,10 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="numpy,torch")
     parser.add_argument("--size", default="1/16,1/4,1")
     args, base = base_package.parse(parser, argv)
-    indexops.load_host_kernels()
-    packages = {"indexops": indexops, **({"base": base} if base else {})}
-    if base:
-        base.load_host_kernels()
+    packages = base_package.packages(base, kernels=True)
     print("| library | case | size | entry | indexops (ms) | / native |"
           + (" / base |" if base else ""))  # fmt: skip
     print("|---" * (6 + bool(base)) + "|")

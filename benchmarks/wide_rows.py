@@ -20,8 +20,6 @@ from typing import Any
 
 import numpy as np
 
-import indexops
-
 from . import base_package
 from .interleaved import medians
 from .workloads import ROWS, _rng
@@ -67,14 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         help="MiB from which a replace copies rows whole (default: the library's, 64)",
     )  # fmt: skip
     args, base = base_package.parse(parser, argv)
-    indexops.load_host_kernels()
+    packages = base_package.packages(base, kernels=True)
     if args.copy_table_min is not None:
         from indexops._backends import _kernels
 
         _kernels.COPY_TABLE_MIN_BYTES = args.copy_table_min * 2**20
-    packages = {"indexops": indexops, **({"base": base} if base else {})}
-    if base:
-        base.load_host_kernels()
     print("| table (MiB) | row bytes | native (ms) | entry | indexops / native |"
           + (" base / native |" if base else ""))  # fmt: skip
     print("|---" * (5 + bool(base)) + "|")
