@@ -1027,13 +1027,13 @@ def test_one_pass_leaves_to_the_checks_what_it_cannot_undo(unchecked, library):
 def test_scatter_update_slots_in_range_go_to_one_pass(
     unchecked, monkeypatch, library, dtype, width
 ):
-    """``scatter_update`` of a kernel-sized paged cache whose slots the host found in
-    range (repeats included: the last token wins) writes them in the one pass, in place
-    and into a copy, tokens that view the cache itself (vLLM's block copies) read first;
-    slots with padding go through the checks, and a slot past the end is an error
-    before anything is written. Bit for bit the paths without kernels, in the cache's
-    dtype and byte order, from many threads too; rows of 4 KiB and more copied whole
-    (the cache counted as large)."""
+    """``scatter_update`` of a kernel-sized paged cache whose slots the host found below
+    the end (repeats included: the last token wins; negative ones are padding, which the
+    pass skips, all of them too) writes them in the one pass, in place and into a copy,
+    tokens that view the cache itself (vLLM's block copies) read first; a slot past the
+    end is an error before anything is written. Bit for bit the paths without kernels,
+    in the cache's dtype and byte order, from many threads too; rows of 4 KiB and more
+    copied whole (the cache counted as large)."""
     monkeypatch.setattr(kernels, "COPY_TABLE_MIN_BYTES", 0)
     dtype = np.dtype(getattr(ml_dtypes, dtype, dtype))
     convert = np.asarray
@@ -1057,10 +1057,12 @@ def test_scatter_update_slots_in_range_go_to_one_pass(
         yield indexops.scatter_update(x, -2, convert(slots), tokens(6), copy=True)
         yield indexops.scatter_update(x, -2, convert(slots), x[:6].reshape(2, 24, 1, width))
         yield indexops.scatter_update(x, -2, convert(padded), tokens(8))
+        yield indexops.scatter_update(x, -2, convert(-1 - slots), tokens(10))  # all padding
+        yield indexops.scatter_update(x, -2, convert(padded), x[6:12].reshape(2, 24, 1, width))
 
     unchecked.clear()
     got = [host(result).tobytes() for result in writes()]
-    assert len(unchecked) == 3  # the padded slots went through the checks
+    assert len(unchecked) == 6
     with without_kernels():
         expected = [host(result).tobytes() for result in writes()]
     assert got == expected

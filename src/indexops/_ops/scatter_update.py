@@ -190,18 +190,19 @@ def _execute(
 ) -> Array:
     """Each token's row into its slot's row; padding and bad slots are skipped."""
     in_place = writes_in_place(backend, OP, input, copy)
-    rows, keep, distinct = _slots(for_indices(backend, index), index, rows_shape[0])
+    rows, keep, distinct, checked = _slots(for_indices(backend, index), index, rows_shape[0])
     values = backend.reshape(src, (rows.shape[0], rows_shape[1]))
-    if keep is None:  # every slot in range, checked: the one pass cannot stop halfway
+    if checked:  # no slot past the end: the one pass skips the padding, and cannot stop
         written = write.in_one_pass(input, rows, values, in_place, outside="drop")
         if written is not None:
             return written
     return write(input, rows, values, in_place=in_place, keep=keep, unique=distinct)
 
 
-def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | None, bool]:
-    """The slots as rows in range, which are written (``None``: all of them), and
-    whether the host found them distinct (False where not shown).
+def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | None, bool, bool]:
+    """The slots as rows in range, which are written (``None``: all of them), whether
+    the host found them distinct (False where not shown), and whether it found every
+    slot below the end (then the rows are the slots themselves, padding included).
 
     A negative slot is padding. A slot past the end is an error raised before any write
     where the slots are on the host; elsewhere the backend reports it its own way (see
@@ -211,15 +212,15 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
     xp = backend.xp
     rows = backend.reshape(to_index(backend, index), (-1,))
     if rows.shape[0] == 0:
-        return rows, None, False
+        return rows, None, False, False
     if backend.values_on_host(rows):
         distinct = backend.distinct_in_range(rows, slots - 1)
         if distinct is not None:
-            return rows, None, distinct  # the common case costs one read
+            return rows, None, distinct, True  # the common case costs one read
         keep = (rows >= 0) & (rows < slots)
         if bool(xp.any(rows >= slots)):
             raise _past_the_end(backend, index, rows, slots)
-        return rows, keep, False
+        return rows, keep, False, True
     below_end = rows < slots
     backend.check_on_device(
         xp.all(below_end),
@@ -228,7 +229,7 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
     )
     error = functools.partial(_slot_error, tuple(index.shape), slots)
     rows = backend.raise_lazily(rows, ~below_end, xp.reshape(index, (-1,)), error)
-    return backend.clip(rows, 0, max(slots - 1, 0)), (rows >= 0) & below_end, False
+    return backend.clip(rows, 0, max(slots - 1, 0)), (rows >= 0) & below_end, False, False
 
 
 def _past_the_end(backend: Backend, index: Array, rows: Array, slots: int) -> Exception:
