@@ -115,8 +115,8 @@ def _position(k: Any, n: int, shift: int, outside: int) -> int:
 # this many bytes or more and the table this many, far larger than a last-level cache: there
 # memcpy took 0.89-0.96 of the element loop's time (4 and 8 KiB rows, tables of 64-512
 # MiB; it writes lines out of cache without reading them first), while into tables of
-# 8-32 MiB, in or near the cache, it took up to 1.1x, and of rows under 4 KiB up to 1.2x
-# (benchmarks/README.md, "Wide rows by memcpy").
+# 8-32 MiB, in or near the cache, it took up to a third longer, and for rows under 4 KiB
+# up to 1.2x (benchmarks/README.md, "Issue 33: wide rows by memcpy").
 COPY_ROW_MIN_BYTES = 4096
 COPY_TABLE_MIN_BYTES = 2**26
 
