@@ -655,6 +655,43 @@ def test_torch_kernels_keep_autograd(ran):
 
 
 @TORCH
+def test_torch_scatter_update_gradient_with_padding(unchecked):
+    """A kernel-sized ``scatter_update`` with padding and a repeated slot on tensors that
+    require grad keeps autograd's path (not the one pass): the cache's gradient is zero
+    on the rows written, the tokens' one on each token written last, zero on padding and
+    on the token a later one overwrote, as without kernels."""
+    import torch
+
+    rng = np.random.default_rng(15)
+    slots = rng.permutation(128)[:48].reshape(2, 24)
+    slots[0, 3], slots[1, 5], slots[1, 6] = -1, -1, slots[0, 0]  # padding, a repeat
+
+    def gradients():
+        leaf = torch.from_numpy(rng.standard_normal((16, 8, 1, 64))).requires_grad_()
+        tokens = torch.from_numpy(rng.standard_normal((2, 24, 1, 64))).requires_grad_()
+        cache = leaf.clone()
+        indexops.scatter_update(cache, -2, torch.from_numpy(slots), tokens)
+        cache.sum().backward()
+        return leaf.grad.reshape(128, 64), tokens.grad.reshape(48, 64)
+
+    unchecked.clear()
+    got = gradients()
+    assert unchecked == []
+    with without_kernels():
+        expected = gradients()
+    flat = slots.reshape(-1)
+    cache_grad = np.ones((128, 64))
+    cache_grad[flat[flat >= 0]] = 0
+    token_grad = np.ones((48, 64))
+    token_grad[flat < 0] = 0
+    token_grad[0] = 0  # slot slots[0, 0] written again by token 29
+    for result, reference_result in zip(got, expected):
+        np.testing.assert_array_equal(result.numpy(), reference_result.numpy())
+    np.testing.assert_array_equal(got[0].numpy(), cache_grad)
+    np.testing.assert_array_equal(got[1].numpy(), token_grad)
+
+
+@TORCH
 def test_torch_kernels_in_inference_mode(ran):
     import torch
 
