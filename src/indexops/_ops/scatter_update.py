@@ -217,10 +217,9 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
         distinct = backend.distinct_in_range(rows, slots - 1)
         if distinct is not None:
             return rows, None, distinct, True  # the common case costs one read
-        keep = (rows >= 0) & (rows < slots)
         if bool(xp.any(rows >= slots)):
             raise _past_the_end(backend, index, rows, slots)
-        return rows, keep, False, True
+        return rows, rows >= 0, False, True  # (none past the end: the rest is padding)
     below_end = rows < slots
     backend.check_on_device(
         xp.all(below_end),
