@@ -2,14 +2,15 @@
 
 ``python -m benchmarks.wide_rows [--rounds 11] [--widths 256,...,16384] [--tables 8,128]
 [--copy-table-min MIB] [--base-package NAME]`` prints, per table size (MiB, an eighth of
-its rows written a call, distinct) and row width in bytes (float32 rows), the time per call of
-``indexops.scatter_update`` on the 2-D table (the paged KV write's op), of the core
-``indexops.scatter`` in place (mode ``drop``) and of NumPy's ``table[rows] = values``,
-all on one table, sampled alternately (:mod:`.interleaved`; numba's kernels loaded
-first), with the same calls of another copy of indexops importable under ``NAME`` (the
-source of a base commit) where given. The default tables: 8 MiB (in this machine's
-caches: the paged KV write at 1/16) and 128 MiB (out of them; the paged KV write at full
-size). See benchmarks/README.md, "Issue 33: wide rows by memcpy".
+its rows written a call, distinct) and row width in bytes (float32 rows), the time per
+call of ``indexops.scatter_update`` on the 2-D table (the paged KV write's op), of the
+core ``indexops.scatter`` in place (mode ``drop``), of ``at(table)[rows].set(values,
+copy=False)`` and of NumPy's ``table[rows] = values``, all on one table, sampled
+alternately (:mod:`.interleaved`; numba's kernels loaded first), with the same calls of
+another copy of indexops importable under ``NAME`` (the source of a base commit) where
+given. The default tables: 8 MiB (in this machine's caches: the paged KV write at 1/16)
+and 128 MiB (out of them; the paged KV write at full size). See benchmarks/README.md,
+"Issue 33: wide rows by memcpy".
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .interleaved import medians
 from .workloads import ROWS, _rng
 
 WIDTHS = "256,1024,2048,4096,8192,16384"
+ENTRIES = ("scatter_update", "scatter", "at")
 
 
 def forms(
@@ -51,6 +53,7 @@ def forms(
         found[f"scatter {name}"] = lambda p=package: p.scatter(
             table, column, values, **ROWS, mode="drop", copy=False
         )
+        found[f"at {name}"] = lambda p=package: p.at(table)[rows].set(values, copy=False)
     found["native"] = lambda: table.__setitem__(rows, values)
     return found
 
@@ -77,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         for width_bytes in map(int, args.widths.split(",")):
             times = medians(forms(mib * 2**20, width_bytes, packages), args.rounds)
             native = times["native"]
-            for entry in ("scatter_update", "scatter"):
+            for entry in ENTRIES:
                 before = f" {times[f'{entry} base'] / native:.2f} |" if base else ""
                 print(f"| {mib} | {width_bytes} | {native * 1e3:.3f} | {entry} | "
                       f"{times[f'{entry} indexops'] / native:.2f} |{before}")  # fmt: skip
