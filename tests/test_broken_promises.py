@@ -291,8 +291,8 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
     indexops.set_host_threads(2)
     copied_whole = compiled._copied_whole
 
-    def spied_copied_whole(table: Any) -> bool:
-        whole = copied_whole(table)
+    def spied_copied_whole(dtype: Any, shape: tuple[int, ...]) -> bool:
+        whole = copied_whole(dtype, shape)
         routes["compiled rows copied whole"] += whole
         return whole
 
@@ -312,13 +312,13 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
         return written
 
     writes.RowWriter.in_one_pass = spied_one_pass  # type: ignore[method-assign]
-    for name, route in (
-        ("apply_rows", "compiled rows"),
-        ("take_along_axis", "compiled element gather"),
-        ("scatter_tuples", "compiled index tuples"),
-        ("scatter_along_axis", "compiled element scatter"),
+    for owner, name, route in (
+        (compiled.RowPlan, "__call__", "compiled rows"),  # (every row write's, prepared or not)
+        (compiled, "take_along_axis", "compiled element gather"),
+        (compiled, "scatter_tuples", "compiled index tuples"),
+        (compiled, "scatter_along_axis", "compiled element scatter"),
     ):
-        run = getattr(compiled, name)
+        run = getattr(owner, name)
 
         def spied(*args: Any, run: Any = run, route: str = route, **kwargs: Any) -> Any:
             result = run(*args, **kwargs)
@@ -326,7 +326,7 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
                 routes[route] += 1
             return result
 
-        setattr(compiled, name, spied)
+        setattr(owner, name, spied)
 
 
 def sweep_numpy_like(

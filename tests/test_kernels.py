@@ -53,19 +53,25 @@ ELEMENT_GATHER = {
 @pytest.fixture
 def ran(monkeypatch):
     """Kernels from the first element on; the list of the kernels that ran (a wrapper
-    that returns ``None`` declined the arrays)."""
+    that returns ``None`` declined the arrays). ``apply_rows``: a row plan's call, which
+    every row write makes, prepared by a writer or not."""
     monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
     calls: list[str] = []
-    for name in ("apply_rows", "take_along_axis", "scatter_tuples", "scatter_along_axis"):
-        run = getattr(kernels, name)
+    for owner, name, seen in (
+        (kernels.RowPlan, "__call__", "apply_rows"),
+        (kernels, "take_along_axis", "take_along_axis"),
+        (kernels, "scatter_tuples", "scatter_tuples"),
+        (kernels, "scatter_along_axis", "scatter_along_axis"),
+    ):
+        run = getattr(owner, name)
 
-        def spy(*args, run=run, name=name, **kwargs):
+        def spy(*args, run=run, seen=seen, **kwargs):
             result = run(*args, **kwargs)
             if result is not None:
-                calls.append(name)
+                calls.append(seen)
             return result
 
-        monkeypatch.setattr(kernels, name, spy)
+        monkeypatch.setattr(owner, name, spy)
     return calls
 
 
@@ -407,6 +413,9 @@ def test_in_place_updates_and_rows_that_view_the_table(ran):
     np.testing.assert_array_equal(view, 0.0)
     kernels.apply_rows(values[:2], rows, values, Named.ADD)
     np.testing.assert_array_equal(values[:2], [[4.0, 7.0], [10.0, 13.0]])
+    table = np.array([[1], [0], [0], [0]])  # rows alone viewing it: row 1 is rows[1]
+    kernels.apply_rows(table, table[:2, 0], np.array([[3], [2]]), None)
+    np.testing.assert_array_equal(table, [[2], [3], [0], [0]])  # (not rows 1, 3)
 
 
 def test_read_only_updates_and_indices_compile_no_other_signature(ran):
@@ -1168,9 +1177,9 @@ def test_one_pass_on_an_input_whose_row_view_is_a_copy(unchecked, monkeypatch, l
         return host(result).copy(), host(x).copy()
 
     copied = []  # whether the kernel copied the table it was given
-    apply_rows = kernels.apply_rows
+    planned = kernels.RowPlan.__call__
     monkeypatch.setattr(
-        kernels, "apply_rows", lambda *a, **o: copied.append(o["copy"]) or apply_rows(*a, **o)
+        kernels.RowPlan, "__call__", lambda *a, **o: copied.append(o["copy"]) or planned(*a, **o)
     )
     for copy in (True, False):
         unchecked.clear()

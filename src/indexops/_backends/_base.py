@@ -575,6 +575,12 @@ class Backend:
         fact of their size: a call may still decline). Here: never."""
         return False
 
+    def row_pass(self, how: Named | None, elements: int) -> Callable[..., Array | None] | None:
+        """:meth:`apply_rows_in_order` prepared for the combiner ``how`` and writes of
+        ``elements`` elements (the same arguments but ``how``), or ``None`` where the
+        backend never takes them (:meth:`applies_rows_in_order`). Here: ``None``."""
+        return None
+
     def apply_rows_in_order(
         self,
         table: Array,

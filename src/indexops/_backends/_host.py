@@ -392,18 +392,15 @@ class HostKernels(NativeScatter):
         outside: str = "stop",
         copy: bool = False,
     ) -> Array | None:
-        """The compiled kernel, where it runs."""
-        found = self._kernels_on(rows.shape[0] * table.shape[1], table, rows, values)
-        if found is None:
+        """The compiled kernel, where it runs: :meth:`row_pass` for one call."""
+        if rows.shape[0] * table.shape[1] < KERNEL_MIN_ELEMENTS:
             return None
-        compiled, arrays = found
-        written = compiled.apply_rows(*arrays, how, wrap=wrap, outside=outside, copy=copy)
-        if written is None:
-            return None
-        if copy:
-            return self.from_host(written)
-        self.written_on_host(table)
-        return table
+        return RowPass(self, how)(table, rows, values, wrap=wrap, outside=outside, copy=copy)
+
+    def row_pass(self, how: Named | None, elements: int) -> RowPass | None:
+        """:meth:`apply_rows_in_order` prepared for one combiner and writes of
+        ``elements`` elements (:class:`RowPass`), where the kernels would take them."""
+        return RowPass(self, how) if self.applies_rows_in_order(elements) else None
 
     def _compiled_take(
         self, x: Array, indices: Array, axis: int, **options: Any
@@ -424,3 +421,51 @@ class HostKernels(NativeScatter):
         views = self.host_arrays(*arrays)
         compiled = None if views is None else kernels()
         return None if compiled is None or views is None else (compiled, views)
+
+
+class RowPass:
+    """:meth:`HostKernels.apply_rows_in_order` prepared for one combiner (a row writer
+    keeps one per signature): the kernels' :class:`~indexops._backends._kernels.RowPlan`
+    of the write, made by the first call that finds the kernels loaded, for its table's
+    dtype and shape (those of a writer's signature), and kept. Each call asks
+    whether the kernels run (not within ``without_kernels()``) and whether the arrays'
+    memory may be handed to them (:meth:`HostKernels.host_arrays`). Safe from many
+    threads: a plan is immutable, and two threads that make one make the same."""
+
+    __slots__ = ("_plan", "backend", "how")
+
+    def __init__(self, backend: HostKernels, how: Named | None) -> None:
+        self.backend, self.how = backend, how
+        self._plan: Any = None
+
+    def __call__(
+        self,
+        table: Array,
+        rows: Array,
+        values: Array,
+        *,
+        wrap: bool = False,
+        outside: str = "stop",
+        copy: bool = False,
+    ) -> Array | None:
+        """:meth:`HostKernels.apply_rows_in_order` of these arrays."""
+        compiled = kernels()
+        if compiled is None:
+            return None
+        backend = self.backend
+        arrays = backend.host_arrays(table, rows, values)
+        if arrays is None:
+            return None
+        plan = self._plan
+        if plan is None:
+            plan = compiled.row_plan(arrays[0].dtype, self.how, arrays[0].shape)
+            if plan is None:  # (no kernel combines this dtype so)
+                return None
+            self._plan = plan
+        written = plan(*arrays, wrap=wrap, outside=outside, copy=copy)  # (None: another dtype)
+        if written is None:
+            return None
+        if copy:
+            return backend.from_host(written)
+        backend.written_on_host(table)
+        return table

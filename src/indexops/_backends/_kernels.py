@@ -14,7 +14,10 @@ file), so a process pays for the signatures it uses only.
 
 The entry points return the position of the first index outside its dim (the loop stops
 there; what it wrote before stays written) or -1; the wrappers below turn that into the
-caller's answer.
+caller's answer. A row write into the caller's array checks every row before its first
+write where a row may stop it, so that a stop leaves the array as it was, and writes
+nothing where its rows or updates share memory with the table (:data:`SHARED`: the
+wrapper copies them and runs it again), so that updates are read before the write.
 
 Each entry point also takes the range ``[lo, hi)`` of the targets it owns (table rows;
 for the element gather, rows of the dims before its axis): large calls run one range per
@@ -22,8 +25,7 @@ thread (``_threads.run_parts``; a row write only where the count is set:
 ``_threads.threads_for``), each thread applying the updates of its own targets in input
 order, so the result is bit-identical to one thread's. A row write checks every
 row against the whole table before it looks at its owner, so every thread stops at the
-same first row outside and the table holds exactly what one thread leaves: the updates
-before that row, nothing after it.
+same first row outside.
 """
 
 from __future__ import annotations
@@ -87,15 +89,19 @@ def _maximum(old: Any, new: Any) -> Any:
 
 
 # what a kernel does with an index outside its dim (after counting it from the end)
-CLIP, FILL, STOP = 0, 1, 2
-_OUTSIDE = {"clip": CLIP, "fill": FILL, "stop": STOP, "drop": FILL}  # (a write skips)
+CLIP, FILL, STOP, PAD = 0, 1, 2, 3
+_OUTSIDE = {"clip": CLIP, "fill": FILL, "stop": STOP, "drop": FILL, "padding": PAD}
+# (a write skips a FILL index.) Added to the code of a row write into the caller's array
+# that may stop (STOP, PAD): every row is checked before the first write, so that a stop
+# leaves the array as it was
+CHECK_FIRST = 4
 
 
 @_inline
 def _position(k: Any, n: int, shift: int, outside: int) -> int:
     """Where a kernel reads or writes index ``k`` of a dim of size ``n``: in ``[0, n)``,
     or, for an index outside, -1 (a gather reads the fill value, a write skips it) or -2
-    (stop).
+    (stop); ``PAD`` skips a negative index (padding) and stops at one past the end.
 
     Branch-free in the common case: ``shift`` (``n`` or 0) is added by a mask of the sign
     bit and the bounds are one unsigned comparison (a branch on the sign of random
@@ -104,9 +110,9 @@ def _position(k: Any, n: int, shift: int, outside: int) -> int:
     k += shift & (k >> 63)
     if np.uint64(k) < np.uint64(n):  # negative k too: above every n
         return k
-    if outside == FILL:
+    if outside == FILL or (outside == PAD and k < 0):
         return -1
-    if outside == STOP or n == 0:
+    if outside >= STOP or n == 0:
         return -2
     return 0 if k < 0 else n - 1
 
@@ -150,6 +156,35 @@ def _copy_row(typingctx: Any, table: Any, row: Any, values: Any, k: Any) -> Any:
 # made by one factory would share.
 
 
+# What a row write returns where its rows or values share memory with the table: nothing
+# written (the caller copies them and runs it again)
+SHARED = -3
+
+
+@_inline
+def _extent(a: Array) -> tuple[int, int]:
+    """The first byte address of the elements of ``a`` and one past its last (any
+    strides); ``(0, 0)`` where it has none."""
+    if a.size == 0:
+        return 0, 0
+    low = high = np.int64(a.ctypes.data)
+    for axis in range(a.ndim):
+        step = a.strides[axis] * (a.shape[axis] - 1)
+        if step < 0:
+            low += step
+        else:
+            high += step
+    return low, high + a.itemsize
+
+
+@_inline
+def _overlaps(a: Array, b: Array) -> bool:
+    """Whether the memory of ``a`` and of ``b`` may overlap (their extents do)."""
+    a_low, a_high = _extent(a)
+    b_low, b_high = _extent(b)
+    return a_low < b_high and b_low < a_high
+
+
 @_inline
 def _rows_loop(
     table: Array,
@@ -166,12 +201,21 @@ def _rows_loop(
     whose row lies in ``[lo, hi)`` (one thread's share of the table); a negative row
     counts from the end where ``wrap``, and a row still outside is clipped, skipped
     (``outside`` is ``FILL``: the update is dropped) or stops the loop
-    (:func:`_position`). Every row is placed in the whole table before its owner is
-    looked at, so each share stops at the same ``k``. ``copies`` (a replace only): each
-    row copied whole by :func:`_copy_row`."""
+    (:func:`_position`); with :data:`CHECK_FIRST` added to ``outside``, a row that stops
+    it does so before the first write. Every row is placed in the whole table before its
+    owner is looked at, so each share stops at the same ``k``. ``copies`` (a replace
+    only): each row copied whole by :func:`_copy_row`. Where ``rows`` or ``values`` may
+    share memory with ``table``, nothing is written: :data:`SHARED`."""
+    if _overlaps(table, values) or _overlaps(table, rows):
+        return SHARED
     n, width = table.shape
     shift = n if wrap else 0
     low, span = np.uint64(lo), np.uint64(hi - lo)
+    if outside >= CHECK_FIRST:
+        outside -= CHECK_FIRST
+        for k in range(rows.shape[0]):
+            if np.uint64(rows[k]) >= np.uint64(n) and _position(rows[k], n, shift, outside) == -2:
+                return k
     for k in range(rows.shape[0]):
         row = np.uint64(rows[k])  # a negative row is above every n; no wraparound either
         if row >= np.uint64(n):  # (rows in range, the common case, pass one comparison)
@@ -624,42 +668,102 @@ def apply_rows(
     Python objects, a table that is not C-contiguous in place, rows not int64).
 
     ``wrap``: a negative row counts from the end first; then a row outside is clipped
-    (``outside`` is ``"clip"``), its update dropped (``"drop"``) or, for ``"stop"``,
-    :class:`IndexError` raised (the rows before it are written: in place, only a broken
-    promise gets one here). ``rows`` and ``values`` are read as they were before the
-    call (copied where they may share memory with ``table``; read-only ones too, which
-    would be other types to numba, each compiled again).
+    (``outside`` is ``"clip"``), its update dropped (``"drop"``), skipped where negative
+    and else an error (``"padding"``), or, for ``"stop"``, :class:`IndexError` raised:
+    in place before anything is written (every row is checked first), into a copy where
+    the loop meets it (the caller drops the copy). ``rows`` and ``values`` are read as
+    they were before the call (copied where they may share memory with ``table``;
+    read-only ones too, which would be other types to numba, each compiled again).
+    :func:`row_plan` for one call.
     """
-    kind = _arithmetic_type(table.dtype, how)
-    if kind is None or values.dtype != table.dtype or rows.dtype != _INDEX_TYPES[0]:
+    plan = row_plan(table.dtype, how, table.shape)
+    return (
+        None if plan is None else plan(table, rows, values, wrap=wrap, outside=outside, copy=copy)
+    )
+
+
+def row_plan(dtype: np.dtype, how: Named | None, shape: tuple[int, ...]) -> RowPlan | None:
+    """:func:`apply_rows` decided for tables of ``dtype`` and 2-D ``shape`` and the
+    combiner ``how``; ``None`` where no kernel combines ``dtype`` so."""
+    kind = _arithmetic_type(dtype, how)
+    if kind is None:
         return None
-    if values.shape != (rows.shape[0], table.shape[1]):  # (the loop reads them unchecked)
-        return None
-    if copy:
-        table = np.array(table, order="C", copy=True)
-    elif not table.flags.c_contiguous:
-        return None
-    rows, values = _read_first(None if copy else table, rows, values)
-    values = np.ascontiguousarray(values)
-    kernel = _copy_rows if how is None and _copied_whole(table) else _ROW_KERNELS[how]
-    target, values = table.view(kind), values.view(kind)
-    threads = threads_for(values.size, "row write")
-    code = _OUTSIDE[outside]
-
-    def share(lo: int, hi: int) -> int:
-        return int(kernel(target, rows, values, lo, hi, wrap, code))
-
-    # every share stops at the same first row outside: the one that all of them return
-    bad = run_parts(share, len(table), threads)[0]
-    if bad >= 0:
-        raise index_out_of_bounds(rows[bad], 0, table.shape[0])
-    return table
+    whole = how is None and _copied_whole(dtype, shape)
+    return RowPlan(dtype, kind, _copy_rows if whole else _ROW_KERNELS[how])
 
 
-def _copied_whole(table: Array) -> bool:
-    """Whether a replace copies the rows of ``table`` whole (:data:`COPY_ROW_MIN_BYTES`)."""
-    row_bytes = table.shape[1] * table.itemsize
-    return row_bytes >= COPY_ROW_MIN_BYTES and table.nbytes >= COPY_TABLE_MIN_BYTES
+class RowPlan:
+    """:func:`apply_rows` for one table dtype and combiner, decided once (a row writer
+    keeps one per signature): the type the kernel combines elements in and the kernel
+    (each row copied whole, or element by element). A call checks what its arrays decide:
+    their dtypes and shapes, the table's layout and the memory the rows and values share
+    with it."""
+
+    __slots__ = ("dtype", "kernel", "kind")
+
+    def __init__(self, dtype: np.dtype, kind: np.dtype, kernel: Any) -> None:
+        self.dtype, self.kind, self.kernel = dtype, kind, kernel
+
+    def __call__(
+        self,
+        table: Array,
+        rows: Array,
+        values: Array,
+        *,
+        wrap: bool = False,
+        outside: str = "stop",
+        copy: bool = False,
+    ) -> Array | None:
+        """:func:`apply_rows` of these arrays (``None``: no kernel takes them)."""
+        dtype = self.dtype
+        if table.dtype != dtype or values.dtype != dtype or rows.dtype != _INDEX_TYPES[0]:
+            return None
+        if values.shape != (rows.shape[0], table.shape[1]):  # (the loop reads them unchecked)
+            return None
+        if copy:
+            table = np.array(table, order="C", copy=True)
+            code = _OUTSIDE[outside]  # (a stop drops the copy)
+        elif table.flags.c_contiguous:
+            code = _IN_PLACE[outside]
+        else:
+            return None
+        if not (rows.flags.writeable and values.flags.writeable):
+            rows, values = _read_first(None, rows, values)
+        target = table.view(self.kind)
+        values = np.ascontiguousarray(values).view(self.kind)
+        bad = self._run(target, rows, values, wrap, code)
+        if bad == SHARED:  # read them before the write: copies
+            rows, values = np.array(rows, copy=True), np.array(values, copy=True)
+            bad = self._run(target, rows, values, wrap, code)
+        if bad >= 0:
+            raise index_out_of_bounds(rows[bad], 0, table.shape[0])
+        return table
+
+    def _run(self, table: Array, rows: Array, values: Array, wrap: bool, code: int) -> int:
+        """The kernel on one thread or on each share of the table's rows: where it
+        stopped (every share stops at the same first row outside, and returns it)."""
+        kernel = self.kernel
+        threads = threads_for(values.size, "row write")
+        if threads == 1:  # (the common call: no ranges to make)
+            return int(kernel(table, rows, values, 0, len(table), wrap, code))
+
+        def share(lo: int, hi: int) -> int:
+            return int(kernel(table, rows, values, lo, hi, wrap, code))
+
+        return run_parts(share, len(table), threads)[0]
+
+
+# the codes of a write into the caller's array: one that may stop checks every row first
+_IN_PLACE = {
+    name: code + CHECK_FIRST if code in (STOP, PAD) else code for name, code in _OUTSIDE.items()
+}
+
+
+def _copied_whole(dtype: np.dtype, shape: tuple[int, ...]) -> bool:
+    """Whether a replace copies the rows of a 2-D table of ``dtype`` and ``shape`` whole
+    (:data:`COPY_ROW_MIN_BYTES`, :data:`COPY_TABLE_MIN_BYTES`)."""
+    row_bytes = shape[1] * dtype.itemsize
+    return row_bytes >= COPY_ROW_MIN_BYTES and shape[0] * row_bytes >= COPY_TABLE_MIN_BYTES
 
 
 def scatter_tuples(

@@ -108,8 +108,11 @@ class NumpyBackend(HostKernels):
         return "it is a read-only NumPy array (flags.writeable is False)"
 
     def shares_memory(self, a: Array, b: Array) -> bool:
-        if a.base is None and b.base is None:  # each owns its memory: no bounds to compare
+        base_a, base_b = a.base, b.base
+        if base_a is None and base_b is None:  # each owns its memory: no bounds to compare
             return a is b
+        if base_a is b or base_b is a:  # a view of the other (a reshape's): no bounds either
+            return True
         return bool(np.may_share_memory(a, b))
 
     def _values_on_host(self, x: Array) -> bool:

@@ -70,6 +70,7 @@ class RowWriter:
         "few",
         "is_table",
         "loops",
+        "one_pass",
         "rows_shape",
         "signed_zeros",
     )
@@ -100,11 +101,11 @@ class RowWriter:
             and self.is_table
             and backend.copies_distinct_rows(dtype, combiner.named, rows_shape)
         )
-        self.loops = (
-            not self.empty
-            and (combiner.replaces or combiner.named is not None)
-            and backend.applies_rows_in_order(count * rows_shape[1])
+        in_order = not self.empty and (combiner.replaces or combiner.named is not None)
+        self.one_pass = (
+            backend.row_pass(combiner.named, count * rows_shape[1]) if in_order else None
         )
+        self.loops = self.one_pass is not None
 
     def __call__(
         self,
@@ -168,14 +169,16 @@ class RowWriter:
         writer's shapes) at ``rows`` (1-D, the index dtype, not checked: the pass places
         each row, ``wrap`` and ``outside`` as in
         :meth:`~indexops._backends.Backend.apply_rows_in_order`), where the backend's one
-        pass takes it and nothing is for autograd to record: into a copy, or into ``x``
-        where no row can stop the pass halfway (``outside`` is not ``"stop"``: a broken
-        promise would leave ``x`` half written) and its 2-D view is ``x``'s memory (where
-        that view is a copy, as of a strided ``x``, a functional call writes the copy).
-        Else ``None``, nothing written: the caller checks the rows and calls the writer.
-        The caller's checks of the rows' range, the masks of rows to drop and the search
-        for repeats are all left out: the pass applies the rows in order."""
-        if not self.loops or (in_place and outside == "stop"):
+        pass (:attr:`one_pass`) takes it and nothing is for autograd to record: into a
+        copy, or into ``x`` where its 2-D view is ``x``'s memory (where that view is a
+        copy, as of a strided ``x``, a functional call writes the copy). A row that stops
+        the pass (``"stop"``, ``"padding"``) raises its :class:`IndexError` before
+        anything of ``x`` is written. Else ``None``, nothing written: the caller checks the
+        rows and calls the writer. The caller's checks of the rows' range, the masks of
+        rows to drop and the search for repeats are all left out: the pass applies the
+        rows in order."""
+        one_pass = self.one_pass
+        if one_pass is None:
             return None
         backend = self.backend
         if backend.records_gradient(x, values):
@@ -184,10 +187,9 @@ class RowWriter:
         views_x = self.is_table or backend.shares_memory(table, x)  # else: a copy of x
         if in_place and not views_x:
             return None
-        written = backend.apply_rows_in_order(
-            table, rows, values, self.combiner.named, wrap=wrap, outside=outside,
-            copy=views_x and not in_place,
-        )  # fmt: skip
+        written = one_pass(
+            table, rows, values, wrap=wrap, outside=outside, copy=views_x and not in_place
+        )
         if written is None or in_place:
             return None if written is None else x
         return backend.reshape(written, x.shape)

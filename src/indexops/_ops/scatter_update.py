@@ -188,21 +188,27 @@ def _execute(
     src: Array,
     copy: bool | None,
 ) -> Array:
-    """Each token's row into its slot's row; padding and bad slots are skipped."""
+    """Each token's row into its slot's row; padding and bad slots are skipped. Large
+    writes go first to the writer's one pass, which skips the padding and refuses a slot
+    past the end before it writes anything; the host's checks name that slot."""
     in_place = writes_in_place(backend, OP, input, copy)
-    rows, keep, distinct, checked = _slots(for_indices(backend, index), index, rows_shape[0])
-    values = backend.reshape(src, (rows.shape[0], rows_shape[1]))
-    if checked:  # no slot past the end: the one pass skips the padding, and cannot stop
-        written = write.in_one_pass(input, rows, values, in_place, outside="drop")
+    if write.loops:
+        rows = backend.reshape(to_index(backend, index), (-1,))
+        values = backend.reshape(src, (rows.shape[0], rows_shape[1]))
+        try:
+            written = write.in_one_pass(input, rows, values, in_place, outside="padding")
+        except IndexError:  # a slot past the end, nothing written: _slots names it
+            written = None
         if written is not None:
             return written
+    rows, keep, distinct = _slots(for_indices(backend, index), index, rows_shape[0])
+    values = backend.reshape(src, (rows.shape[0], rows_shape[1]))
     return write(input, rows, values, in_place=in_place, keep=keep, unique=distinct)
 
 
-def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | None, bool, bool]:
-    """The slots as rows in range, which are written (``None``: all of them), whether
-    the host found them distinct (False where not shown), and whether it found every
-    slot below the end (then the rows are the slots themselves, padding included).
+def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | None, bool]:
+    """The slots as rows in range, which are written (``None``: all of them), and
+    whether the host found them distinct (False where not shown).
 
     A negative slot is padding. A slot past the end is an error raised before any write
     where the slots are on the host; elsewhere the backend reports it its own way (see
@@ -212,14 +218,14 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
     xp = backend.xp
     rows = backend.reshape(to_index(backend, index), (-1,))
     if rows.shape[0] == 0:
-        return rows, None, False, False
+        return rows, None, False
     if backend.values_on_host(rows):
         distinct = backend.distinct_in_range(rows, slots - 1)
         if distinct is not None:
-            return rows, None, distinct, True  # the common case costs one read
+            return rows, None, distinct  # the common case costs one read
         if bool(xp.any(rows >= slots)):
             raise _past_the_end(backend, index, rows, slots)
-        return rows, rows >= 0, False, True  # (none past the end: the rest is padding)
+        return rows, rows >= 0, False  # (none past the end: the rest is padding)
     below_end = rows < slots
     backend.check_on_device(
         xp.all(below_end),
@@ -228,7 +234,7 @@ def _slots(backend: Backend, index: Array, slots: int) -> tuple[Array, Array | N
     )
     error = functools.partial(_slot_error, tuple(index.shape), slots)
     rows = backend.raise_lazily(rows, ~below_end, xp.reshape(index, (-1,)), error)
-    return backend.clip(rows, 0, max(slots - 1, 0)), (rows >= 0) & below_end, False, False
+    return backend.clip(rows, 0, max(slots - 1, 0)), (rows >= 0) & below_end, False
 
 
 def _past_the_end(backend: Backend, index: Array, rows: Array, slots: int) -> Exception:
