@@ -416,6 +416,10 @@ def test_in_place_updates_and_rows_that_view_the_table(ran):
     table = np.array([[1], [0], [0], [0]])  # rows alone viewing it: row 1 is rows[1]
     kernels.apply_rows(table, table[:2, 0], np.array([[3], [2]]), None)
     np.testing.assert_array_equal(table, [[2], [3], [0], [0]])  # (not rows 1, 3)
+    memory = np.array([0, 0, 0, 0, 0, 3, 1])  # rows from past the table back into it
+    table, rows = memory[:4].reshape(4, 1), memory[6:2:-1]  # rows[3] is row 3
+    kernels.apply_rows(table, rows, np.array([[7], [9], [2], [4]]), None)
+    np.testing.assert_array_equal(table, [[4], [7], [0], [9]])  # (rows 1, 3, 0, 0)
 
 
 def test_read_only_updates_and_indices_compile_no_other_signature(ran):
@@ -1020,27 +1024,15 @@ def test_large_row_writes_place_each_row_in_one_pass(unchecked, library, mode):
 
 @pytest.mark.parametrize("library", ["numpy", pytest.param("torch", marks=TORCH)])
 def test_one_pass_leaves_to_the_checks_what_it_cannot_undo(unchecked, library):
-    """The one pass declines, and the paths before it run, where a row could stop it
-    halfway in ``x`` (``promise_in_bounds`` in place: as before, a broken promise is
-    an error, and what was written stays unspecified), where ``x``'s 2-D view is not
-    its memory (a strided ``x`` written in place) and where autograd records; a broken
-    promise into a copy stops it (the copy dropped, ``x`` untouched). Updates that view
-    ``x`` are read before the pass writes."""
+    """The one pass declines, and the paths before it run, where ``x``'s 2-D view is
+    not its memory (a strided ``x`` written in place) and where autograd records.
+    Updates that view ``x`` are read before the pass writes."""
     convert = np.asarray
     if library == "torch":
         import torch
 
         convert = torch.from_numpy
     table, rows, values = _row_cases(np.random.default_rng(9))
-    x = convert(table.copy())
-    r = convert(rows)
-    with pytest.raises(IndexError, match="out of bounds"):
-        indexops.at(x)[r].add(convert(values), mode="promise_in_bounds", copy=False)
-    assert unchecked == []
-    x = convert(table.copy())
-    with pytest.raises(IndexError, match="out of bounds"):
-        indexops.at(x)[r].add(convert(values), mode="promise_in_bounds", copy=True)
-    np.testing.assert_array_equal(host(x), table)
     wide = convert(np.repeat(table, 2, axis=1))
     strided = wide[:, ::2]  # (200, 6), not contiguous: written through the checks
     inside = convert(rows % 200)
@@ -1062,6 +1054,97 @@ def test_one_pass_leaves_to_the_checks_what_it_cannot_undo(unchecked, library):
     indexops.at(cache)[convert(rows[:200])].set(cache, copy=False)
     assert unchecked == [True]
     np.testing.assert_array_equal(host(cache), expected)
+
+
+@pytest.mark.parametrize("library", ["numpy", pytest.param("torch", marks=TORCH)])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_broken_promises_stop_the_one_pass_before_it_writes(monkeypatch, library, threads):
+    """A row outside under ``promise_in_bounds`` (a broken promise) stops the one pass
+    with an :class:`IndexError` before it writes anything, through every entry point
+    that reaches it: the core scatter of every combiner, ``dimension_numbers=`` and
+    ``at``'s methods, in place (``x`` as it was, on one thread and split among three)
+    and into a copy (dropped: ``x`` untouched). The pass, not a check before it, is what
+    stops: each call reaches it and raises from it."""
+    from indexops._backends import _threads
+    from indexops._execute import writes
+
+    monkeypatch.setattr(_threads, "THREAD_MIN_ELEMENTS", 2**8)
+    stopped: list[str] = []
+    one_pass = writes.RowWriter.in_one_pass
+
+    def spied(*args, **kwargs):
+        try:
+            return one_pass(*args, **kwargs)
+        except IndexError as error:
+            stopped.append(str(error))
+            raise
+
+    monkeypatch.setattr(writes.RowWriter, "in_one_pass", spied)
+    convert = np.asarray
+    if library == "torch":
+        import torch
+
+        convert = torch.from_numpy
+    table, rows, values = _row_cases(np.random.default_rng(10))
+    rows[[9, 200]] = [5, 6]  # in range: only the negative ones and one past the end
+    rows[250] = 200
+    dimension_numbers = types.SimpleNamespace(
+        update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,),
+        operand_batching_dims=(), scatter_indices_batching_dims=(),
+    )  # fmt: skip
+    promise = {"mode": "promise_in_bounds"}
+    r, y = convert(rows), convert(values)
+    calls = [
+        *(
+            lambda x, copy, how=how: indexops.scatter(
+                x, r[:, None], y, **ROW_SCATTER, update_computation=how, copy=copy, **promise
+            )
+            for how in COMBINERS
+        ),
+        lambda x, copy: indexops.scatter(
+            x, r[:, None], y, dimension_numbers=dimension_numbers, copy=copy, **promise
+        ),
+        *(
+            lambda x, copy, method=method: getattr(indexops.at(x)[r], method)(
+                y, copy=copy, **promise
+            )
+            for method in ("set", "add", "max", "multiply")
+        ),
+    ]
+    indexops.set_host_threads(threads)
+    try:
+        for copy in (False, True):
+            for call in calls:
+                x = convert(table.copy())
+                with pytest.raises(IndexError, match="out of bounds"):
+                    call(x, copy)
+                assert_bits_equal(host(x), table)
+    finally:
+        indexops.set_host_threads(None)
+    assert len(stopped) == 2 * len(calls)
+
+
+def test_first_calls_of_a_signature_from_many_threads():
+    """Sixteen calls of signatures no call has made before, from eight threads switching
+    every microsecond: the threads that find a writer without its row plan make it at
+    once (a replace, an add in place, ``scatter_update`` with padding), and every result
+    is the serial one."""
+    rng = np.random.default_rng(15)
+    table = rng.standard_normal((97, 13))  # (a shape no other test writes)
+    rows = rng.integers(-3, 97, 111)
+    values = rng.standard_normal((111, 13))
+    slots = rows.reshape(3, 37)
+
+    def writes(_):
+        x = table.copy()
+        first = indexops.at(x)[rows].set(values, copy=True)
+        indexops.scatter(x, np.abs(rows)[:, None], values, **ROW_SCATTER,
+                         update_computation="add", copy=False)  # fmt: skip
+        indexops.scatter_update(x, -2, slots, values)
+        return first.tobytes() + x.tobytes()
+
+    results = map_in_threads(writes, range(16), 8)
+    assert results == [writes(None)] * 16
 
 
 @pytest.mark.parametrize(
