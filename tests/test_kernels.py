@@ -339,6 +339,31 @@ def test_element_scatter_kernel(ran, how):
     assert ran == ["scatter_along_axis"] * 7
 
 
+@pytest.mark.parametrize("how", COMBINERS)
+def test_element_scatter_broken_promise_in_place_writes_nothing(ran, how):
+    """An index outside under ``promise_in_bounds`` (a broken promise) stops the element
+    scatter before it writes, in place: the core's element plan and ``at``'s
+    ``x[rows[:, None], idx]``, ``x`` keeping its bits (into a copy, the copy is dropped)."""
+    rng = np.random.default_rng(19)
+    operand = values_of(rng, (6, 5), "float64")
+    indices = rng.integers(0, 5, size=(6, 9, 1))
+    indices[4, 7, 0] = 5  # one past the end, late in the loop's order
+    updates = values_of(rng, (6, 9), "float64")
+    method = {None: "set", "add": "add", "mul": "multiply", "min": "min", "max": "max"}[how]
+    for copy in (False, True):
+        target = operand.copy()
+        with pytest.raises(IndexError, match="out of bounds"):
+            scatter_elements(target, indices, updates, how, mode="promise_in_bounds", copy=copy)
+        assert_bits_equal(target, operand)
+        rows = np.arange(6)[:, None]
+        with pytest.raises(IndexError, match="out of bounds"):
+            getattr(indexops.at(target)[rows, indices[..., 0]], method)(
+                updates, mode="promise_in_bounds", copy=copy
+            )
+        assert_bits_equal(target, operand)
+    assert ran == ["scatter_along_axis"] * 4  # (the kernel stopped each: its callers raise)
+
+
 def scatter_elements(operand, indices, updates, how, **options):
     return indexops.scatter(
         operand, indices, updates, update_computation=how, **ELEMENT_SCATTER, **options

@@ -91,8 +91,8 @@ def _maximum(old: Any, new: Any) -> Any:
 # what a kernel does with an index outside its dim (after counting it from the end)
 CLIP, FILL, STOP, PAD = 0, 1, 2, 3
 _OUTSIDE = {"clip": CLIP, "fill": FILL, "stop": STOP, "drop": FILL, "padding": PAD}
-# (a write skips a FILL index.) Added to the code of a row write into the caller's array
-# that may stop (STOP, PAD): every row is checked before the first write, so that a stop
+# (a write skips a FILL index.) Added to the code of a write into the caller's array
+# that may stop (STOP, PAD): every index is checked before the first write, so that a stop
 # leaves the array as it was
 CHECK_FIRST = 4
 
@@ -101,7 +101,8 @@ CHECK_FIRST = 4
 def _position(k: Any, n: int, shift: int, outside: int) -> int:
     """Where a kernel reads or writes index ``k`` of a dim of size ``n``: in ``[0, n)``,
     or, for an index outside, -1 (a gather reads the fill value, a write skips it) or -2
-    (stop); ``PAD`` skips a negative index (padding) and stops at one past the end.
+    (stop). (``PAD``, a row write's alone, is :func:`_rows_loop`'s: a branch for it
+    here slowed the element scatter's loop by a sixth.)
 
     Branch-free in the common case: ``shift`` (``n`` or 0) is added by a mask of the sign
     bit and the bounds are one unsigned comparison (a branch on the sign of random
@@ -110,11 +111,42 @@ def _position(k: Any, n: int, shift: int, outside: int) -> int:
     k += shift & (k >> 63)
     if np.uint64(k) < np.uint64(n):  # negative k too: above every n
         return k
-    if outside == FILL or (outside == PAD and k < 0):
+    if outside == FILL:
         return -1
-    if outside >= STOP or n == 0:
+    if outside == STOP or n == 0:
         return -2
     return 0 if k < 0 else n - 1
+
+
+@_kernel  # (not inlined in the row loop: there, it slowed the loop after it)
+def _refused(table: Array, rows: Array, values: Array, shift: int, outside: int) -> int:
+    """What a row write must not start, or -1: :data:`SHARED` where ``rows`` or
+    ``values`` may share memory with ``table``; with :data:`CHECK_FIRST` added to
+    ``outside``, the position of the first row that stops it (:func:`_first_stop`)."""
+    if _overlaps(table, values) or _overlaps(table, rows):
+        return SHARED
+    mode = outside % CHECK_FIRST
+    return -1 if outside == mode else _first_stop(rows, table.shape[0], shift, mode)
+
+
+@_kernel  # (not inlined in the row loop: there, it slowed the loop after it by half)
+def _first_stop(indices: Array, n: int, shift: int, outside: int) -> int:
+    """The position in the 1-D ``indices`` of the first that stops a loop over a dim of
+    size ``n`` (:func:`_position`), or -1: one pass without an early exit, which
+    vectorizes, finds whether any index is outside (after ``shift``), and only then a
+    second one looks for the first that stops."""
+    largest = np.uint64(0)
+    for at in range(indices.shape[0]):
+        k = np.int64(indices[at])
+        k += shift & (k >> 63)
+        largest = max(largest, np.uint64(k))
+    if largest < np.uint64(n):
+        return -1
+    for at in range(indices.shape[0]):
+        k = indices[at]
+        if (k >= n) if outside == PAD else (_position(k, n, shift, outside) == -2):
+            return at
+    return -1
 
 
 # A replace copies each row whole with the C library's memcpy (_copy_rows) where rows have
@@ -206,20 +238,21 @@ def _rows_loop(
     owner is looked at, so each share stops at the same ``k``. ``copies`` (a replace
     only): each row copied whole by :func:`_copy_row`. Where ``rows`` or ``values`` may
     share memory with ``table``, nothing is written: :data:`SHARED`."""
-    if _overlaps(table, values) or _overlaps(table, rows):
-        return SHARED
     n, width = table.shape
     shift = n if wrap else 0
     low, span = np.uint64(lo), np.uint64(hi - lo)
-    if outside >= CHECK_FIRST:
-        outside -= CHECK_FIRST
-        for k in range(rows.shape[0]):
-            if np.uint64(rows[k]) >= np.uint64(n) and _position(rows[k], n, shift, outside) == -2:
-                return k
+    mode = outside % CHECK_FIRST
+    refused = _refused(table, rows, values, shift, outside)
+    if refused != -1:
+        return refused
     for k in range(rows.shape[0]):
         row = np.uint64(rows[k])  # a negative row is above every n; no wraparound either
         if row >= np.uint64(n):  # (rows in range, the common case, pass one comparison)
-            at = _position(rows[k], n, shift, outside)
+            if mode == PAD:  # a negative row is padding, one past the end stops
+                if rows[k] < 0:
+                    continue
+                return k
+            at = _position(rows[k], n, shift, mode)
             if at < 0:
                 if at == -2:
                     return k
@@ -506,7 +539,8 @@ def _along_loop(
     b)`` in row-major order (so repeated targets, which differ in ``j`` only, apply in
     the updates' order); a negative index counts from the end where ``wrap``; an index
     still outside is clipped, skipped (``outside`` is ``FILL``: nothing to fill, the
-    update is dropped) or stops the loop, as in :func:`_take_along`."""
+    update is dropped) or stops the loop, as in :func:`_take_along` (in place, the
+    caller looks for an index that stops it first: :func:`_first_stop`)."""
     outer, n, inner = x.shape
     count = indices.shape[1]
     shift = n if wrap else 0
@@ -811,7 +845,8 @@ def scatter_along_axis(
     (replace where ``how`` is ``None``: the last write wins); and the flat position of
     the first index outside its dim, or -1. ``wrap``: negative indices count from the
     end first; then an index outside is clipped (``outside`` is ``"clip"``), dropped
-    (``"drop"``) or stops the loop (``"stop"``; what it wrote before stays written).
+    (``"drop"``) or stops the loop (``"stop"``: in place before the first write, every
+    index checked first; into a copy where the loop meets it).
     ``None`` where no kernel takes these arrays (as :func:`apply_rows`, and complex
     numbers, uint64 indices, ``x`` not C-contiguous in place)."""
     kind = _arithmetic_type(x.dtype, how)
@@ -824,12 +859,17 @@ def scatter_along_axis(
     indices, values = _read_first(out, indices, values)
     outer, inner = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1 :])
     shape = (outer, indices.shape[axis], inner)
+    indices, code, n = np.ascontiguousarray(indices), _OUTSIDE[outside], x.shape[axis]
+    if not copy and code == STOP:  # (a check in the loop's kernel slowed it by a sixth)
+        first = int(_first_stop(indices.reshape(-1), n, n if wrap else 0, code))
+        if first >= 0:
+            return out, first
     bad = _ALONG_KERNELS[how](
-        out.view(kind).reshape(outer, x.shape[axis], inner),
-        np.ascontiguousarray(indices).reshape(shape),
+        out.view(kind).reshape(outer, n, inner),
+        indices.reshape(shape),
         np.ascontiguousarray(values).view(kind).reshape(shape),
         wrap,
-        _OUTSIDE[outside],
+        code,
     )
     return out, int(bad)
 
@@ -943,6 +983,7 @@ def common_signatures() -> list[tuple[Any, tuple[Any, ...]]]:
             found.append((_ALONG_KERNELS[combiner], (cube, _array("i8", 3), cube, flag, i64)))
     for index in ("i8", "i4"):
         found += [(_counting_up, (_array(index, 1),)), (_largest_unsigned, (_array(index, 1),))]
+    found.append((_first_stop, (_array("i8", 1), i64, i64, i64)))  # (the element scatter's)
     return found
 
 
