@@ -150,13 +150,14 @@ def _first_stop(indices: Array, n: int, shift: int, outside: int) -> int:
 
 
 # A replace copies each row whole with the C library's memcpy (_copy_rows) where rows have
-# this many bytes or more and the table this many, far larger than a last-level cache: there
-# memcpy took 0.89-0.96 of the element loop's time (4 and 8 KiB rows, tables of 64-512
-# MiB; it writes lines out of cache without reading them first), while into tables of
-# 8-32 MiB, in or near the cache, it took up to a third longer, and for rows under 4 KiB
-# up to 1.2x (benchmarks/README.md, "Issue 33: wide rows by memcpy").
+# this many bytes or more and the table this many, as large as a last-level cache or
+# larger: there memcpy took 0.89-0.96 of the element loop's time (4 and 8 KiB rows, tables
+# of 32-512 MiB; it writes lines out of cache without reading them first), while into
+# tables of 8-16 MiB, in the cache, it took up to a third longer, and for rows under 4 KiB
+# up to 1.2x (benchmarks/README.md, "Issue 33: wide rows by memcpy" and "row writes
+# prepared per signature, checked before they write").
 COPY_ROW_MIN_BYTES = 4096
-COPY_TABLE_MIN_BYTES = 2**26
+COPY_TABLE_MIN_BYTES = 2**25
 
 
 @intrinsic
