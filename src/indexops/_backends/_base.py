@@ -286,6 +286,11 @@ class Backend:
     def full(self, shape: tuple[int, ...], value: Any, dtype: Any, like: Array) -> Array:
         return self.xp.full(shape, value, dtype=dtype, device=self.device(like))
 
+    def ints(self, values: list[int], dtype: Any, like: Array) -> Array:
+        """The Python ints ``values`` as a 1-D array of the integer ``dtype`` on the device
+        of ``like``."""
+        return self.xp.asarray(values, dtype=dtype, device=self.device(like))
+
     def all_in_range(self, x: Array, high: int) -> bool:
         """Whether every entry of the integer array ``x`` lies in ``[0, high]``, read on
         the host (only for values on the host)."""

@@ -259,8 +259,7 @@ class HostKernels(NativeScatter):
             return None
         if low < 0:
             values = [k + n if k < 0 else k for k in values]
-            found = self.xp.asarray(values, dtype=rows.dtype, device=self.device(rows))
-            rows = self.reshape(found, tuple(rows.shape))
+            rows = self.reshape(self.ints(values, rows.dtype, rows), tuple(rows.shape))
         return rows, len(set(values)) == len(values)
 
     def few_in_range(self, rows: Array, high: int) -> bool:

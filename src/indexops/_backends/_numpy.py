@@ -138,6 +138,9 @@ class NumpyBackend(HostKernels):
     def full(self, shape: tuple[int, ...], value: Any, dtype: Any, like: Array) -> Array:
         return np.full(shape, value, dtype=dtype)
 
+    def ints(self, values: list[int], dtype: Any, like: Array) -> Array:
+        return np.array(values, dtype=dtype)
+
     def clip(self, x: Array, low: int | None, high: int | None) -> Array:
         if low is not None:
             x = np.maximum(x, low)

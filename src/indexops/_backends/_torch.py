@@ -41,6 +41,7 @@ NUMPY_COPY_MIN_BYTES = 2**25
 
 _REDUCE = {Named.ADD: "sum", Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
 _PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
+_NUMPY_INTS = {torch.int64: np.int64, torch.int32: np.int32}
 
 # torch's unsigned types wider than uint8 have few kernels (none for 1-D index_select,
 # index_copy_, index_add_, scatter_reduce_, comparisons, neg or pow on the CPU): rows of
@@ -187,6 +188,14 @@ class TorchBackend(HostKernels):
 
     def full(self, shape: tuple[int, ...], value: Any, dtype: Any, like: Array) -> Array:
         return torch.full(shape, value, dtype=dtype, device=like.device)
+
+    def ints(self, values: list[int], dtype: Any, like: Array) -> Array:
+        """On the CPU, NumPy's array of the list, shared (1 us for 8 ints, against 3 for
+        torch's own from a list)."""
+        numpy_dtype = _NUMPY_INTS.get(dtype)
+        if numpy_dtype is None or like.device.type != "cpu" or torch_is_compiling():
+            return torch.asarray(values, dtype=dtype, device=like.device)
+        return torch.from_numpy(np.array(values, dtype=numpy_dtype))
 
     def computes_in(self, dtype: Any) -> bool:
         """False for torch's float8 types, which have no arithmetic."""

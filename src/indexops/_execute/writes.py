@@ -230,7 +230,7 @@ class RowWriter:
         latest = {row: k for k, row in enumerate(listed)}
         if len(latest) == len(listed):
             return rows, values
-        kept = backend.xp.asarray(sorted(latest.values()), device=backend.device(rows))
+        kept = backend.ints(sorted(latest.values()), backend.index_dtype(), rows)
         return backend.take_rows(rows, kept), backend.take_rows(values, kept)
 
     def write_distinct(self, x: Array, rows: Array, values: Array, in_place: bool) -> Array | None:

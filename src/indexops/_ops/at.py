@@ -607,11 +607,11 @@ class At:
                 written = write.in_one_pass(x, rows, updates, in_place, scatter_mode)
                 if written is not None:
                     return written
-            distinct = backend.distinct_in_range(rows, lowering.last_row)
-            if distinct is None:  # a few rows counted from the end: in range once counted
-                counted = backend.few_rows_from_end(rows, lowering.last_row + 1)
-                if counted is not None:
-                    rows, distinct = counted
+            counted = backend.few_rows_from_end(rows, lowering.last_row + 1)
+            if counted is not None:  # a few rows, read once: in range once counted from the end
+                rows, distinct = counted
+            else:
+                distinct = backend.distinct_in_range(rows, lowering.last_row)
             if distinct is not None:  # in range: nothing to drop or clip
                 write = _row_write(lowering, x, rows, computation)  # type: ignore[arg-type]
                 return write(x, rows, updates, in_place, unique_indices or distinct)

@@ -244,8 +244,7 @@ def _sequence_array(op: str, backend: Backend, x: Array, item: Any) -> Array | S
 
 def _index_array(backend: Backend, x: Array, values: list[int], shape: tuple[int, ...]) -> Array:
     """Python ints as an index array of ``x``'s library and device, of ``shape``."""
-    flat = backend.xp.asarray(values, dtype=backend.index_dtype(), device=backend.device(x))
-    return backend.xp.reshape(flat, shape)
+    return backend.xp.reshape(backend.ints(values, backend.index_dtype(), x), shape)
 
 
 def _nested(item: Any) -> tuple[tuple[int, ...], list[Any]] | None:
