@@ -10,6 +10,7 @@ order, modes, copies, tracing and fast paths.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -607,6 +608,7 @@ class At:
                 written = write.in_one_pass(x, rows, updates, in_place, scatter_mode)
                 if written is not None:
                     return written
+            distinct: bool | None = None
             counted = backend.few_rows_from_end(rows, lowering.last_row + 1)
             if counted is not None:  # a few rows, read once: in range once counted from the end
                 rows, distinct = counted
@@ -1018,9 +1020,18 @@ def _write_basic(
             y = backend.copy(y)
         out[basic.key] = y
         return out
-    new = combiner.fn(out[basic.key], y)  # a new array: y is read before the write
+    function = _OPERATORS.get(combiner.named, combiner.fn)
+    new = function(out[basic.key], y)  # a new array: y is read before the write
     out[basic.key] = new if new.dtype == x.dtype else xp.astype(new, x.dtype)
     return out
+
+
+# The array's own operators for the named combiners of y in x's dtype: the standard's
+# functions cost more where array-api-compat wraps them (torch's add: 3 us of 14)
+_OPERATORS: dict[Named | None, Callable[[Any, Any], Any]] = {
+    Named.ADD: operator.add,
+    Named.MUL: operator.mul,
+}
 
 
 # min and max: the core's scatter gives IEEE-754 signed zeros, which the library's own
