@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import time
+from collections.abc import Callable
+from fractions import Fraction
 from types import ModuleType
+from typing import Any
+
+from .interleaved import medians
+
+Forms = dict[str, Callable[[], object]]
 
 
 def parse(
@@ -28,3 +36,39 @@ def packages(base: ModuleType | None, *, kernels: bool = False) -> dict[str, Mod
     for package in found.values() if kernels else ():
         package.load_host_kernels()
     return found
+
+
+def entry_table(
+    argv: list[str] | None,
+    description: str,
+    cases: Callable[[str, float, dict[str, Any]], dict[str, tuple[Forms, Forms]]],
+) -> int:
+    """Print, per library, case, size and entry point, the CPU time per call of this
+    indexops and its ratio to the native expression and to the ``--base-package`` copy.
+
+    ``cases(library, size, packages)`` gives per case the calls of each entry point of
+    each package, named ``"<entry> <package name>"``, sampled alternately, and the native
+    calls (``"native"``), sampled apart (:func:`.interleaved.medians`, 11 rounds unless
+    ``--rounds``; one thread of torch; numba's kernels loaded first)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--backend", default="numpy,torch")
+    parser.add_argument("--size", default="1/16,1/4,1")
+    args, base = parse(parser, argv)
+    found = packages(base, kernels=True)
+    print("| library | case | size | entry | indexops (ms) | / native |"
+          + (" / base |" if base else ""))  # fmt: skip
+    print("|---" * (6 + bool(base)) + "|")
+    for library in args.backend.split(","):
+        if library == "torch":
+            __import__("torch").set_num_threads(1)
+        for size in args.size.split(","):
+            for label, (ours, native) in cases(library, float(Fraction(size)), found).items():
+                times = medians(ours, args.rounds, clock=time.thread_time)
+                times |= medians(native, args.rounds, clock=time.thread_time)
+                for form in (f for f in ours if f.endswith(" indexops")):
+                    entry, now = form.removesuffix(" indexops"), times[form]
+                    ratio = f" {now / times[f'{entry} base']:.2f} |" if base else ""
+                    print(f"| {library} | {label} | {size} | {entry} | {now * 1e3:.3f} | "
+                          f"{now / times['native']:.2f} |{ratio}")  # fmt: skip
+    return 0

@@ -17,17 +17,14 @@ prepared per signature, checked before they write".
 
 from __future__ import annotations
 
-import argparse
 import functools
-import time
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from . import base_package
-from .interleaved import medians
+from .base_package import Forms
 from .workloads import ROWS, _rng, scatter_add_problem
 
 ELEMENTS = {
@@ -35,7 +32,6 @@ ELEMENTS = {
     "index_vector_dim": 2, "input_batching_dims": (0,), "scatter_indices_batching_dims": (0,),
 }  # fmt: skip
 PROMISE = {"mode": "promise_in_bounds", "copy": False}
-Forms = dict[str, Callable[[], object]]
 
 
 def paged_cache(size: float, padded: bool) -> tuple[Any, Any, Any]:
@@ -149,29 +145,7 @@ def _native_element_add(library: str, x: Any, idx: Any, values: Any) -> Callable
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=11)
-    parser.add_argument("--backend", default="numpy,torch")
-    parser.add_argument("--size", default="1/16,1/4,1")
-    args, base = base_package.parse(parser, argv)
-    packages = base_package.packages(base, kernels=True)
-    print("| library | case | size | entry | indexops (ms) | / native |"
-          + (" / base |" if base else ""))  # fmt: skip
-    print("|---" * (6 + bool(base)) + "|")
-    for library in args.backend.split(","):
-        if library == "torch":
-            __import__("torch").set_num_threads(1)
-        for size in args.size.split(","):
-            for label, (ours, native) in cases(library, float(Fraction(size)), packages).items():
-                times = medians(ours, args.rounds, clock=time.thread_time)
-                times |= medians(native, args.rounds, clock=time.thread_time)
-                for form in (f for f in ours if f.endswith(" indexops")):
-                    entry = form.removesuffix(" indexops")
-                    now = times[form]
-                    ratio = f" {now / times[f'{entry} base']:.2f} |" if base else ""
-                    print(f"| {library} | {label} | {size} | {entry} | {now * 1e3:.3f} | "
-                          f"{now / times['native']:.2f} |{ratio}")  # fmt: skip
-    return 0
+    return base_package.entry_table(argv, __doc__.splitlines()[0], cases)
 
 
 if __name__ == "__main__":

@@ -19,16 +19,12 @@ one pass".
 
 from __future__ import annotations
 
-import argparse
-import time
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from . import base_package
-from .interleaved import medians
 from .workloads import ROWS, _rng, scatter_add_problem
 
 METHODS = {None: "set", "add": "add", "max": "max"}
@@ -113,29 +109,14 @@ def _native(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=11)
-    parser.add_argument("--backend", default="numpy,torch")
-    parser.add_argument("--size", default="1/16,1/4,1")
-    args, base = base_package.parse(parser, argv)
-    packages = base_package.packages(base, kernels=True)
-    print("| library | case | size | entry | indexops (ms) | / native |"
-          + (" / base |" if base else ""))  # fmt: skip
-    print("|---" * (6 + bool(base)) + "|")
-    for library in args.backend.split(","):
-        if library == "torch":
-            __import__("torch").set_num_threads(1)
-        for size in args.size.split(","):
-            for label, case in cases(float(Fraction(size))).items():
-                ours, native = forms(library, case, packages)
-                times = medians(ours, args.rounds, clock=time.thread_time)
-                times |= medians({"native": native}, args.rounds, clock=time.thread_time)
-                for entry in ("core", "at"):
-                    now = times[f"{entry} indexops"]
-                    ratio = f" {now / times[f'{entry} base']:.2f} |" if base else ""
-                    print(f"| {library} | {label} | {size} | {entry} | {now * 1e3:.3f} | "
-                          f"{now / times['native']:.2f} |{ratio}")  # fmt: skip
-    return 0
+    def entries(library: str, size: float, packages: dict[str, Any]) -> dict[str, Any]:
+        found = {}
+        for label, case in cases(size).items():
+            ours, native = forms(library, case, packages)
+            found[label] = (ours, {"native": native})
+        return found
+
+    return base_package.entry_table(argv, __doc__.splitlines()[0], entries)
 
 
 if __name__ == "__main__":
