@@ -53,7 +53,7 @@ class RowWriter:
     whether the library makes a functional call's copy and writes it in one call
     (:attr:`copies`, :meth:`~indexops._backends.Backend.distinct_rows_copied`); and
     whether the writes are large enough for the backend's one pass that places each row
-    as it goes, unchecked rows included (:attr:`loops`, :meth:`in_one_pass`). A call
+    as it goes, unchecked rows included (:attr:`one_pass`, :meth:`in_one_pass`). A call
     does only what its values decide: copies of the updates that view ``x``, the copy of
     a functional call (or of autograd's), the write. Immutable once made, so one writer
     serves many threads.
@@ -69,7 +69,6 @@ class RowWriter:
         "empty",
         "few",
         "is_table",
-        "loops",
         "one_pass",
         "rows_shape",
         "signed_zeros",
@@ -105,7 +104,6 @@ class RowWriter:
         self.one_pass = (
             backend.row_pass(combiner.named, count * rows_shape[1]) if in_order else None
         )
-        self.loops = self.one_pass is not None
 
     def __call__(
         self,
@@ -165,7 +163,7 @@ class RowWriter:
         outside: str,
         wrap: bool = False,
     ) -> Array | None:
-        """For a :attr:`loops` writer: the write of ``values`` (``count`` rows, in the
+        """For a writer with a :attr:`one_pass`: the write of ``values`` (``count`` rows, in the
         writer's shapes) at ``rows`` (1-D, the index dtype, not checked: the pass places
         each row, ``wrap`` and ``outside`` as in
         :meth:`~indexops._backends.Backend.apply_rows_in_order`), where the backend's one
@@ -215,7 +213,7 @@ class RowWriter:
             written = self.write_distinct(x, rows, values, in_place)
             if written is not None:
                 return written
-        if self.loops:  # (the executor's one pass comes before its other ways)
+        if self.one_pass is not None:  # (the executor's one pass comes before its other ways)
             return None
         return self(x, rows, values, in_place=in_place, unique=distinct)
 

@@ -608,7 +608,7 @@ class At:
                 written = write.in_one_pass(x, rows, updates, in_place, scatter_mode)
                 if written is not None:
                     return written
-            distinct: bool | None = None
+            distinct: bool | None
             counted = backend.few_rows_from_end(rows, lowering.last_row + 1)
             if counted is not None:  # a few rows, read once: in range once counted from the end
                 rows, distinct = counted
@@ -987,7 +987,7 @@ class _RowWrite:
         """The write by the row writer's one pass (:meth:`RowWriter.in_one_pass`), rows
         counted from the end as NumPy's and each placed by ``mode``, where it takes
         them; else ``None``, nothing written."""
-        if not self.put.loops:
+        if self.put.one_pass is None:
             return None
         if not self.shaped:
             rows, updates = self._shaped(rows, updates)

@@ -413,7 +413,7 @@ def _execute(
     in_place = writes_in_place(backend, OP, input, copy)
     values = backend.permute_dims(updates, plan.layout_to_rows)
     values = backend.reshape(values, (plan.row_count, plan.rows_shape[1]))
-    if write.loops and plan.rows_are_clamped_starts:
+    if write.one_pass is not None and plan.rows_are_clamped_starts:
         rows = to_index(backend, backend.reshape(indices, (-1,)))
         written = write.in_one_pass(input, rows, values, in_place, outside=mode.outside)
         if written is not None:

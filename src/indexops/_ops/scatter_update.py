@@ -192,7 +192,7 @@ def _execute(
     writes go first to the writer's one pass, which skips the padding and refuses a slot
     past the end before it writes anything; the host's checks name that slot."""
     in_place = writes_in_place(backend, OP, input, copy)
-    if write.loops:
+    if write.one_pass is not None:
         rows = backend.reshape(to_index(backend, index), (-1,))
         values = backend.reshape(src, (rows.shape[0], rows_shape[1]))
         try:
