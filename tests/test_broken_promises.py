@@ -122,6 +122,7 @@ def test_every_host_fast_path_survives_broken_promises(library):
     assert report["cases"] > 1000
     assert report["unexpected"] == [], report["unexpected"][:20]
     assert report["wrong in bounds"] == [], report["wrong in bounds"][:20]
+    assert report["half written"] == [], report["half written"][:20]
     routes = ROUTES[library] + (ROUTES.get(f"{library} kernels", ()) if report["kernels"] else ())
     missing = [route for route in routes if not report["routes"].get(route)]
     assert missing == [], report["routes"]
@@ -142,6 +143,7 @@ class Sweep:
         self.raised: collections.Counter[str] = collections.Counter()
         self.unexpected: list[str] = []
         self.wrong: list[str] = []
+        self.half_written: list[str] = []
         self.routes: collections.Counter[str] = collections.Counter()
 
     def run(self, name: str, call: Callable[[], Any]) -> Any:
@@ -164,6 +166,7 @@ class Sweep:
             "raised": dict(sorted(self.raised.items())),
             "unexpected": self.unexpected,
             "wrong in bounds": self.wrong,
+            "half written": self.half_written,
             "routes": dict(self.routes),
         }
 
@@ -347,6 +350,7 @@ def sweep_numpy_like(
                 rows = rows_with(bad, index_dtype, n, k, seed=k)
                 where = f"[{n}, {d}] {dtype} rows {index_dtype}"
                 broken_promises(sweep, convert, where, table, rows, updates)
+                in_place_as_it_was(sweep, convert, where, table, rows, updates)
                 in_bounds_of_drop(sweep, convert, where, table, rows, updates)
             duplicates = convert(rows_with((), "int64", n, k, seed=1))
             for how in (None, *COMBINERS):
@@ -414,6 +418,51 @@ def broken_promises(
     }
     for name, call in calls.items():
         sweep.run(f"{name} {where}", call)
+
+
+def in_place_as_it_was(
+    sweep: Sweep, convert: Callable, where: str, table: Any, rows: Any, updates: Any
+) -> None:
+    """Each write in place with ``mode="promise_in_bounds"`` and bad ``rows``: where it
+    raises, the input is as it was (nothing a user passes in is half-written)."""
+    from helpers import to_numpy
+
+    import indexops
+
+    n = table.shape[0]
+    element_rows = np.resize(rows[:, 0], (n, 3, 1))
+    element_updates = np.resize(updates.reshape(-1), (n, 3))
+    promise = {"mode": "promise_in_bounds", "copy": False}
+    writes = {
+        **{
+            f"scatter {how}": lambda x, how=how: indexops.scatter(
+                x, convert(rows), convert(updates), update_computation=how, **ROW_SCATTER,
+                **promise,
+            )
+            for how in (None, *COMBINERS)
+        },
+        **{
+            f"element scatter {how}": lambda x, how=how: indexops.scatter(
+                x, convert(element_rows), convert(element_updates), update_computation=how,
+                unique_indices=how is None, **ELEMENT_SCATTER, **promise,
+            )
+            for how in (None, *COMBINERS)
+        },
+        **{
+            f"at {method}": lambda x, method=method: getattr(
+                indexops.at(x)[convert(rows[:, 0])], method
+            )(convert(updates), **promise)
+            for method in ("set", "add", "max", "multiply")
+        },
+        "at idiom add": lambda x: indexops.at(x)[
+            convert(np.arange(n)[:, None]), convert(element_rows[..., 0])
+        ].add(convert(element_updates), **promise),
+    }  # fmt: skip
+    for name, write in writes.items():
+        x = convert(table.copy())
+        raised = sweep.run(f"{name} in place {where}", functools.partial(write, x)) is None
+        if raised and not np.array_equal(to_numpy(x), table):
+            sweep.half_written.append(f"{name} in place {where}")
 
 
 def element_calls(convert: Callable, table: Any, rows: Any, updates: Any) -> dict[str, Callable]:

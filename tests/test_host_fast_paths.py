@@ -1142,3 +1142,72 @@ def test_drawn_repeated_at_updates_of_distinct_rows_match_ufunc_at(
     expected = _by_ufunc_at(x.copy(), rows, y, method, True)
     for result, reference_result in zip(_updated_twice(x, rows, y, method, True), expected):
         assert_bits_equal(result, reference_result)
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.parametrize("how", [None, "add", "mul", "min", "max"])
+@pytest.mark.parametrize("count", [64, 3000])  # rows: torch's loop on one thread, in parallel
+def test_torch_broken_promise_in_place_leaves_the_input_as_it_was(how, count):
+    """torch's ``index_add_``, ``scatter_reduce_`` and ``index_copy_`` check each index
+    as they reach it: a start outside under ``promise_in_bounds`` (a broken promise) is
+    found before them, in place, and named in NumPy's :class:`IndexError` with the input
+    as it was (as NumPy's writes leave it). Rows, windows of two rows (the general
+    path's starts) and elements along a batching dim; the core form and ``at``'s."""
+    import torch
+
+    rng = np.random.default_rng(count)
+    table = rng.standard_normal((1000, 16))
+    rows = rng.integers(0, 1000, count)
+    rows[count // 2] = 1003
+    rows[count - 1] = -7  # later: the first outside is named
+    values = rng.standard_normal((count, 16))
+    promise = {"mode": "promise_in_bounds", "copy": False, "update_computation": how}
+    windows = {
+        "update_window_dims": (1, 2), "inserted_window_dims": (), "index_vector_dim": 1,
+        "scatter_dims_to_operand_dims": (0,),
+    }  # fmt: skip
+    element_rows = rng.integers(0, 16, (1000, 3, 1))
+    element_rows[500, 1] = 16
+    element_values = rng.standard_normal((1000, 3))
+    elements = {
+        "update_window_dims": (), "inserted_window_dims": (1,), "index_vector_dim": 2,
+        "scatter_dims_to_operand_dims": (1,), "input_batching_dims": (0,),
+        "scatter_indices_batching_dims": (0,),
+    }  # fmt: skip
+    method = {None: "set", "add": "add", "mul": "multiply", "min": "min", "max": "max"}[how]
+    r = torch.from_numpy(rows)
+    calls = {
+        "index 1003 is out of bounds for axis 0 with size 1000": [
+            lambda x: indexops.scatter(
+                x, r[:, None], torch.from_numpy(values), **ROW_SCATTER, **promise
+            ),
+            lambda x: getattr(indexops.at(x)[r], method)(
+                torch.from_numpy(values), mode="promise_in_bounds", copy=False
+            ),
+        ],
+        "index 1004 is out of bounds for axis 0 with size 1000": [
+            lambda x: indexops.scatter(
+                x,
+                r[:, None],
+                torch.from_numpy(np.stack([values] * 2, 1)),
+                **windows,
+                **promise,
+            ),
+        ],
+        "index 16 is out of bounds for axis 1 with size 16": [
+            lambda x: indexops.scatter(
+                x,
+                torch.from_numpy(element_rows),
+                torch.from_numpy(element_values),
+                **elements,
+                **promise,
+                unique_indices=how is None,
+            ),
+        ],
+    }
+    for message, writes in calls.items():
+        for write in writes:
+            x = torch.from_numpy(table.copy())
+            with pytest.raises(IndexError, match=message):
+                write(x)
+            np.testing.assert_array_equal(x.numpy(), table)

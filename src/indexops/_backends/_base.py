@@ -63,6 +63,10 @@ class Backend:
     # signed_view
     min_max_ieee = True
     native_combine = False  # combine_rows is one native scatter (else pass by pass)
+    # the library's writes in place check every index before they write the first (NumPy's
+    # fancy assignment and ufunc.at); where not (torch's index_add_ and scatter_reduce_ on
+    # the CPU check each as they reach it), starts promised in range are checked first
+    writes_check_first = True
     # take_along_axis is the library's own element gather (GatherElements, torch.gather):
     # element plans read through it instead of rows of one element
     gathers_elements = False

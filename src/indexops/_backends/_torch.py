@@ -87,6 +87,7 @@ class TorchBackend(HostKernels):
     name = "torch"
     gathers_elements = True
     scatters_elements = True
+    writes_check_first = False
 
     def __init__(self, xp: ModuleType = torch_namespace) -> None:
         super().__init__(xp)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 
 from .._backends import Backend
+from .._errors import index_out_of_bounds
 from .._plan.windows import WindowPlan
 from .._typing import Array
 
@@ -64,6 +65,24 @@ def all_inside_on_host(backend: Backend, plan: WindowPlan, columns: list[Array])
     Only for starts whose values are on the host: the answer lets a call skip the masks.
     """
     return all(backend.all_in_range(c, limit) for c, limit in zip(columns, plan.start_limits))
+
+
+def window_outside(backend: Backend, plan: WindowPlan, columns: list[Array]) -> IndexError:
+    """NumPy's :class:`IndexError` for the first start (in the starts' order) whose
+    window leaves the operand, naming the index it reaches outside its dim: for starts
+    on the host that :func:`all_inside_on_host` found outside."""
+    import numpy as np
+
+    found = []
+    for column, limit, dim in zip(columns, plan.start_limits, plan.start_map):
+        starts = np.asarray(backend.to_numpy(column)).reshape(-1)
+        outside = np.flatnonzero((starts < 0) | (starts > limit))
+        if outside.size:
+            first = int(outside[0])
+            found.append((first, int(starts[first]), dim, limit))
+    _, start, dim, limit = min(found)
+    size = plan.operand_shape[dim]  # a start past its limit reaches past the end last
+    return index_out_of_bounds(start if start < 0 else start + size - limit - 1, dim, size)
 
 
 def windows_in_bounds(

@@ -19,6 +19,7 @@ from .._execute.targets import (
     safe_columns,
     start_columns,
     to_index,
+    window_outside,
     windows_in_bounds,
 )
 from .._execute.writes import RowWriter, few_rows_first, read_before_writing
@@ -418,7 +419,10 @@ def _execute(
         written = write.in_one_pass(input, rows, values, in_place, outside=mode.outside)
         if written is not None:
             return written
-    rows, keep, distinct = _target_rows(for_indices(backend, indices), plan, indices, mode, input)
+    checked = _checked_first(backend, plan, mode, in_place, indices)
+    rows, keep, distinct = _target_rows(
+        for_indices(backend, indices), plan, indices, mode, input, checked
+    )
     unique = unique_indices or distinct
     return write(input, rows, values, in_place=in_place, keep=keep, unique=unique)
 
@@ -503,6 +507,9 @@ def _scatter_elements(
     limit = plan.start_limits[0]
     if mode is ScatterMode.CLIP:
         starts = backend.clip(starts, 0, limit)
+    elif _checked_first(backend, plan, mode, in_place, starts):
+        if not backend.all_in_range(starts, limit):
+            raise window_outside(backend, plan, [starts])
     elif mode is not ScatterMode.PROMISE_IN_BOUNDS and not (
         backend.values_on_host(starts) and backend.all_in_range(starts, limit)
     ):
@@ -518,26 +525,56 @@ def _scatter_elements(
     return backend.combine_along_axis(target, plan.start_map[0], starts, values, how)
 
 
+def _checked_first(
+    backend: Backend, plan: WindowPlan, mode: ScatterMode, in_place: bool, starts: Array
+) -> bool:
+    """Whether starts promised in range are checked before the write all the same: in
+    place, on a library whose writes check each index only as they reach it (torch's
+    ``index_add_`` and ``scatter_reduce_`` on the CPU), where the starts are on the host
+    and the input has elements to write. A broken promise then raises NumPy's
+    :class:`IndexError` with the input as it was, as NumPy's writes leave it, instead of
+    the library's error on a half-written input."""
+    return (
+        mode is ScatterMode.PROMISE_IN_BOUNDS
+        and in_place
+        and not backend.writes_check_first
+        and 0 not in plan.operand_shape
+        and backend.values_on_host(starts)
+    )
+
+
 def _target_rows(
-    backend: Backend, plan: WindowPlan, indices: Array, mode: ScatterMode, like: Array
+    backend: Backend,
+    plan: WindowPlan,
+    indices: Array,
+    mode: ScatterMode,
+    like: Array,
+    checked: bool,
 ) -> tuple[Array, Array | None, bool]:
     """Target rows in the row-major order of ``updates``, all in range, which of them
     are kept (``None``: all; dropped rows point at some row in range), and whether the
-    host found them distinct (False where not shown)."""
+    host found them distinct (False where not shown). Starts promised in range are
+    checked where ``checked`` (:func:`_checked_first`): one outside raises."""
     xp = backend.xp
     if plan.rows_are_clamped_starts:  # the flat starts are the rows: skip the arithmetic
         rows = to_index(backend, backend.reshape(indices, (-1,)))
-        if mode is ScatterMode.PROMISE_IN_BOUNDS:  # (a few rows read: distinct ones are cheaper)
-            return rows, None, backend.few_distinct_in_range(rows, plan.start_limits[0])
+        limit = plan.start_limits[0]
+        if mode is ScatterMode.PROMISE_IN_BOUNDS and not checked:  # (a few rows read, if any)
+            return rows, None, backend.few_distinct_in_range(rows, limit)
         if mode is ScatterMode.CLIP:
-            return backend.clip(rows, 0, plan.start_limits[0]), None, False
-        distinct = backend.distinct_in_range(rows, plan.start_limits[0])
+            return backend.clip(rows, 0, limit), None, False
+        distinct = backend.distinct_in_range(rows, limit)
         if distinct is not None:  # one read of the host's rows: in range, and distinct?
             return rows, None, distinct
+        if checked:
+            raise window_outside(backend, plan, [rows])
     columns = start_columns(backend, plan, indices)
     keep = None
     if mode is ScatterMode.CLIP:
         columns = clamp_columns(backend, plan, columns)
+    elif checked:
+        if not all_inside_on_host(backend, plan, columns):
+            raise window_outside(backend, plan, columns)
     elif mode is not ScatterMode.PROMISE_IN_BOUNDS and not (
         backend.values_on_host(indices) and all_inside_on_host(backend, plan, columns)
     ):  # the masks cost passes over the rows: skip them when the host can tell
