@@ -3,6 +3,8 @@ the same call on copies, i.e. the values read before the call, on every backend.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from backends import DRAWN, WITH_VALUES
@@ -124,9 +126,11 @@ VIEWING_X = [
 @WITH_VALUES
 @pytest.mark.parametrize(("idx", "viewed"), VIEWING_X, ids=str)
 def test_at_slices_with_updates_viewing_x(xp, idx, viewed):
-    """Basic expressions (the library's own slicing where it has it) with y a view of x."""
+    """Basic expressions (the library's own slicing where it has it) with y a view of x,
+    in place where the library writes so and into a copy (add and multiply write into
+    the view of the copy: y is x's, apart)."""
     table = np.arange(3.0 * 4).reshape(3, 4) + 1
-    for method in ("set", "add", "max", "apply"):
+    for method, copy in itertools.product(("set", "add", "multiply", "max", "apply"), (None, True)):
         x = from_numpy(xp, table.copy())
         values = table[viewed].copy()
         old = table[idx]
@@ -134,13 +138,16 @@ def test_at_slices_with_updates_viewing_x(xp, idx, viewed):
         expected[idx] = {
             "set": values,
             "add": old + values,
+            "multiply": old * values,
             "max": np.maximum(old, values),
             "apply": old * 2 + values,
         }[method]
         y = x[viewed]
         args = (lambda old, new: old * 2 + new, y) if method == "apply" else (y,)
-        got = getattr(indexops.at(x)[idx], method)(*args, copy=None)
+        got = getattr(indexops.at(x)[idx], method)(*args, copy=copy)
         assert_same(got, expected)
+        if copy:
+            assert_same(x, table)
 
 
 def test_paged_cache_copying_blocks_within_itself(xp):

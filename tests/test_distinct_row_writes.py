@@ -659,3 +659,62 @@ def test_torch_writes_of_distinct_rows_into_a_copy(dtype, how, large, monkeypatc
     assert torch.equal(x.view(torch.uint8), before.view(torch.uint8))
     assert got.dtype == torch_dtype and got.untyped_storage().data_ptr() != x.data_ptr()
     assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64"])
+@pytest.mark.parametrize("width", [8, 16, 63])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_torch_adds_wide_float_rows_by_index_put(monkeypatch, dtype, width, threads):
+    """torch's add of distinct rows of a real floating type at least
+    ``PUT_ADD_MIN_WIDTH`` wide goes through ``index_put_`` with ``accumulate=True``
+    (``index_add_`` runs a parallel region on two threads), in place and into a copy,
+    through ``scatter``, ``at`` and ``at`` with rows from the end; narrower rows and
+    integers keep ``index_add_``. The generic path's bits either way: NaN, infinities
+    and signed zeros among the table's and the updates' values."""
+    from indexops._backends import _torch
+
+    calls: list[str] = []
+    for name in ("index_add_", "index_put_", "index_add", "index_put"):
+        function = getattr(torch.Tensor, name)
+        spied = lambda *a, _f=function, _n=name, **k: calls.append(_n.rstrip("_")) or _f(*a, **k)  # noqa: E731
+        monkeypatch.setattr(torch.Tensor, name, spied)
+    monkeypatch.setitem(_torch._COPYING_WRITES, _torch.Named.ADD, torch.Tensor.index_add)
+    torch_dtype = getattr(torch, dtype)
+    table = values("float64" if dtype != "int64" else "int64", (8, width), seed=width)
+    updates = values("float64" if dtype != "int64" else "int64", (4, width), seed=width + 1)
+    if dtype != "int64":
+        table[1, :2], updates[0, :2] = [-0.0, 0.0], [-0.0, -0.0]  # (row 5 of the table)
+    x = torch.from_numpy(table).to(torch_dtype)
+    y = torch.from_numpy(updates).to(torch_dtype)
+    rows = torch.from_numpy(ROWS)
+    from_end = torch.from_numpy(ROWS - 8)
+    by_put = width >= _torch.PUT_ADD_MIN_WIDTH and dtype != "int64"
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for copy in (True, False):
+            for call in (
+                lambda target, copy: indexops.scatter(
+                    target, rows[:, None], y, update_computation="add", copy=copy, **ROW_SCATTER
+                ),
+                lambda target, copy: indexops.at(target)[rows].add(y, copy=copy),
+                lambda target, copy: indexops.at(target)[from_end].add(y, copy=copy),
+            ):
+                with generic_only():
+                    expected = call(x.clone(), copy)
+                calls.clear()
+                target = x.clone()
+                got = call(target, copy)
+                assert calls == ["index_put" if by_put else "index_add"]
+                assert got.dtype == torch_dtype
+                wide = torch.float64 if dtype != "int64" else torch.int64  # (exact)
+                assert_equal(got.to(wide), expected.to(wide))
+                if dtype != "int64":  # (NaN payloads are not specified)
+                    assert torch.equal(
+                        got.signbit() | got.isnan(), expected.signbit() | got.isnan()
+                    )
+                assert (got is target) == (not copy)
+                if copy:
+                    assert torch.equal(target.view(torch.uint8), x.view(torch.uint8))
+    finally:
+        torch.set_num_threads(before)

@@ -259,7 +259,8 @@ class HostKernels(NativeScatter):
             return None
         if low < 0:
             values = [k + n if k < 0 else k for k in values]
-            rows = self.reshape(self.ints(values, rows.dtype, rows), tuple(rows.shape))
+            counted = self.ints(values, rows.dtype, rows)
+            rows = counted if rows.ndim == 1 else self.reshape(counted, tuple(rows.shape))
         return rows, len(set(values)) == len(values)
 
     def few_in_range(self, rows: Array, high: int) -> bool:

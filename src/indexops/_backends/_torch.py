@@ -64,6 +64,12 @@ _FLOAT8 = frozenset(
 # what rows are moved as: the same bits in a type torch has the kernels for
 _BITS_OF = {**_SIGNED_OF_UNSIGNED, **dict.fromkeys(_FLOAT8, torch.int8)}
 _COPYING_WRITES = {None: torch.index_copy, Named.ADD: torch.index_add}
+# An add of distinct rows of a real floating type at least this wide: index_put_ with
+# accumulate=True, which adds each row as index_add_ does, where index_add_ runs a parallel
+# region on more than one thread (16-20 us for 8 rows of 16 float32 on two threads,
+# index_put_ 2.2; on one thread 0.48-0.72 of index_add_ up to 1,024 elements; narrower rows
+# 0.87-1.18: benchmarks/README.md, "Issue 35: torch's add of distinct rows by index_put_")
+PUT_ADD_MIN_WIDTH = 16
 _TORCH_FUNCTIONS = {Named.MUL: torch.mul, Named.MIN: torch.minimum, Named.MAX: torch.maximum}
 # Multiply, min and max of rows proven distinct, as index_select, the function and
 # index_copy_, cost 0.84-0.94 of scatter_reduce_ of the rows expanded up to 60 rows, and
@@ -194,7 +200,7 @@ class TorchBackend(HostKernels):
         """On the CPU, NumPy's array of the list, shared (1 us for 8 ints, against 3 for
         torch's own from a list)."""
         numpy_dtype = _NUMPY_INTS.get(dtype)
-        if numpy_dtype is None or like.device.type != "cpu" or torch_is_compiling():
+        if numpy_dtype is None or not like.is_cpu or torch_is_compiling():
             return torch.asarray(values, dtype=dtype, device=like.device)
         return torch.from_numpy(np.array(values, dtype=numpy_dtype))
 
@@ -401,6 +407,8 @@ class TorchBackend(HostKernels):
         if how is None:  # (autograd records nothing here: no question)
             return _copied_in(table, rows, values)
         if how is Named.ADD:
+            if _adds_by_put(table):
+                return table.index_put_((rows,), values, accumulate=True)
             return table.index_add_(0, rows, values)
         taken = table.index_select(0, rows)
         _TORCH_FUNCTIONS[how](taken, values, out=taken)
@@ -418,6 +426,8 @@ class TorchBackend(HostKernels):
     def distinct_rows_copied(
         self, table: Array, rows: Array, values: Array, how: Named | None
     ) -> Array:
+        if how is Named.ADD and _adds_by_put(table):
+            return table.index_put((rows,), values, accumulate=True)
         return _COPYING_WRITES[how](table, 0, rows, values)
 
     def _combine(self, table: Array, rows: Array, values: Array, how: Named) -> Array | None:
@@ -571,6 +581,12 @@ def _copied_in(table: Array, rows: Array, values: Array) -> Array:
         table.view(signed).index_copy_(0, rows, values.view(signed))
         return table
     return table.index_copy_(0, rows, values)
+
+
+def _adds_by_put(table: Array) -> bool:
+    """Whether an add of distinct rows into the 2-D ``table`` goes through ``index_put_``
+    (see :data:`PUT_ADD_MIN_WIDTH`)."""
+    return table.shape[1] >= PUT_ADD_MIN_WIDTH and table.dtype.is_floating_point
 
 
 def _numpy_allocated(shape: tuple[int, ...], dtype: torch.dtype) -> Array:

@@ -1020,6 +1020,10 @@ def _write_basic(
             y = backend.copy(y)
         out[basic.key] = y
         return out
+    augmented = _AUGMENTED.get(combiner.named)
+    if augmented is not None and not (in_place and backend.shares_memory(y, out)):
+        out[basic.key] = augmented(out[basic.key], y)  # x[idx] += y: into the view
+        return out
     function = _OPERATORS.get(combiner.named, combiner.fn)
     new = function(out[basic.key], y)  # a new array: y is read before the write
     out[basic.key] = new if new.dtype == x.dtype else xp.astype(new, x.dtype)
@@ -1027,10 +1031,16 @@ def _write_basic(
 
 
 # The array's own operators for the named combiners of y in x's dtype: the standard's
-# functions cost more where array-api-compat wraps them (torch's add: 3 us of 14)
+# functions cost more where array-api-compat wraps them (torch's add: 3 us of 14); their
+# augmented forms write into the view x[idx] (no new array: torch's sliced add 4.9 us
+# against 5.9) where y cannot share its memory (a functional call's copy, or a y apart)
 _OPERATORS: dict[Named | None, Callable[[Any, Any], Any]] = {
     Named.ADD: operator.add,
     Named.MUL: operator.mul,
+}
+_AUGMENTED: dict[Named | None, Callable[[Any, Any], Any]] = {
+    Named.ADD: operator.iadd,
+    Named.MUL: operator.imul,
 }
 
 
