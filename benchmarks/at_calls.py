@@ -3,13 +3,15 @@
 ``python -m benchmarks.at_calls [--rounds 15] [--backend numpy,torch] [--threads N] [--cpu]
 [--calls set,add,...] [--base-package NAME]`` prints one table per backend: for each method
 on a small call (8 rows of a [64, 16] float64 table; ``get``, ``set`` and ``add`` also of
-rows three of which count from the end) and for a strided read
-(``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of ``indexops.at``,
-of array-api-extra's ``at`` (``copy=True``, where it has the method) and of the native
-expression, and the ratio of ``at`` to each, sampled alternately (:mod:`.interleaved`).
-``--cpu`` times in CPU time (``time.thread_time``); ``--calls`` keeps the named calls only;
-``--base-package`` adds the ``at`` of another copy of indexops importable under that name
-(the source of a base commit, for before/after in one process).
+rows three of which count from the end; ``get`` and ``add`` of NumPy's
+``take_along_axis`` idiom ``x[arange(64)[:, None], idx]``, 3 columns per row) and for a
+strided read (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of
+``indexops.at``, of array-api-extra's ``at`` (``copy=True``, where it has the method) and
+of the native expression, and the ratio of ``at`` to each, sampled alternately
+(:mod:`.interleaved`). ``--cpu`` times in CPU time (``time.thread_time``); ``--calls``
+keeps the named calls only; ``--base-package`` adds the ``at`` of another copy of indexops
+importable under that name (the source of a base commit, for before/after in one
+process).
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ def small_calls(xp: Any, library: str, base: Any = None) -> dict[str, Forms]:
     rows = xp.asarray(np.array([3, 17, 5, 60, 33, 8, 41, 22]))
     from_end = xp.asarray(np.array([3, -17, 5, -4, 33, 8, -23, 22]))  # (NumPy's: from the end)
     y = xp.asarray(np.ones((8, 16)))
+    # NumPy's idiom for take_along_axis: 3 columns of each of the 64 rows (some repeat)
+    counting = xp.asarray(np.arange(64)[:, None])
+    columns = xp.asarray(np.random.default_rng(0).integers(0, 16, (64, 3)))
+    z = xp.asarray(np.ones((64, 3)))
 
     def native_set() -> object:
         out = _copy(table, library)
@@ -77,6 +83,15 @@ def small_calls(xp: Any, library: str, base: Any = None) -> dict[str, Forms]:
         "add [8:16] (own slicing)": {
             "at": lambda: indexops.at(table)[8:16].add(y),
             "array-api-extra": lambda: xpx.at(table)[8:16].add(y, copy=True),
+        },
+        "get [counting, idx] (take_along_axis)": {
+            "at": lambda: indexops.at(table)[counting, columns].get(),
+            "native": lambda: _along_axis(table, columns, library),
+        },
+        "add [counting, idx]": {
+            "at": lambda: indexops.at(table)[counting, columns].add(z),
+            "array-api-extra": lambda: xpx.at(table)[counting, columns].add(z, copy=True),
+            "native": lambda: _added_along_axis(table, counting, columns, z, library),
         },
     }
     for method in ("subtract", "multiply", "min", "max"):
@@ -122,6 +137,22 @@ def strided_read(xp: Any, library: str) -> Forms:
         "at": lambda: indexops.at(table)[::-2, 1:60:3].get(),
         "native": lambda: table[::-2, 1:60:3].copy(),
     }
+
+
+def _along_axis(table: Any, columns: Any, library: str) -> Any:
+    if library == "torch":
+        import torch
+
+        return torch.gather(table, 1, columns)
+    return np.take_along_axis(table, columns, axis=1)
+
+
+def _added_along_axis(table: Any, counting: Any, columns: Any, z: Any, library: str) -> Any:
+    out = _copy(table, library)
+    if library == "torch":
+        return out.scatter_add_(1, columns, z)
+    np.add.at(out, (counting, columns), z)
+    return out
 
 
 def _sliced_set(table: Any, y: Any, library: str) -> Any:
