@@ -85,7 +85,7 @@ ROUTES = {
         "sparse product", "fancy set", "take", "take clipped", "count_distinct",
         "take along axis", "zeros found in the result", "distinct rows written directly",
         "few rows asked in one layer", "checked take", "last writes of repeated rows",
-        "few rows counted from the end",
+        "few rows counted from the end", "element steps",
     ),
     # where numba is installed
     "numpy kernels": (
@@ -103,7 +103,7 @@ ROUTES = {
         "count_distinct", "index_fill_ bitmap", "gather", "scatter_",
         "zeros found in the result", "distinct rows written directly",
         "few rows asked in one layer", "last writes of repeated rows", "checked take",
-        "few rows counted from the end",
+        "few rows counted from the end", "element steps",
     ),
 }  # fmt: skip
 
@@ -243,6 +243,13 @@ def spy_numpy(routes: collections.Counter[str]) -> None:
     spy(backend, "take_rows_clipped", routes, lambda *a: "take clipped")
     spy(backend, "take_rows_checked", routes, lambda *a: "checked take")
     spy(backend, "take_along_axis", routes, lambda *a: "take along axis")
+    spy_element_steps(backend, routes)
+
+
+def spy_element_steps(backend: Any, routes: collections.Counter[str]) -> None:
+    """at's index tuples of few elements: the library's own element steps."""
+    for name in ("take_elements", "combine_elements"):
+        spy(backend, name, routes, lambda *a, **k: "element steps")
 
 
 def _runs_route(table: Any, rows: Any, values: Any, ufunc: Any) -> str:
@@ -269,6 +276,7 @@ def spy_torch(routes: collections.Counter[str]) -> None:
     spy(torch, "gather", routes, lambda *a, **k: "gather")
     spy(_torch.np, "take", routes, lambda *a, **k: "NumPy take")
     spy(_torch.TorchBackend, "take_rows_checked", routes, lambda *a: "checked take")
+    spy_element_steps(_torch.TorchBackend, routes)
 
 
 def rows_with(bad: tuple[int, ...], index_dtype: str, n: int, k: int, seed: int) -> np.ndarray:
@@ -288,7 +296,7 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
     from indexops._execute import writes
 
     compiled = _host.load_kernels()
-    _host.KERNEL_MIN_ELEMENTS = 0
+    _host.KERNEL_MIN_ELEMENTS, _host.ELEMENT_STEPS_MAX_ELEMENTS = 0, 0  # (kernels only)
     _threads.THREAD_MIN_ELEMENTS = 2**8  # the second of KERNEL_SHAPES: few calls to split
     compiled.COPY_ROW_MIN_BYTES, compiled.COPY_TABLE_MIN_BYTES = 512, 0  # the third's rows
     indexops.set_host_threads(2)

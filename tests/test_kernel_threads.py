@@ -43,6 +43,7 @@ def splits(monkeypatch):
     call (1: it ran on the calling thread alone; a row write on one thread makes no
     split)."""
     monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(_host, "ELEMENT_STEPS_MAX_ELEMENTS", 0)
     monkeypatch.setattr(_threads, "THREAD_MIN_ELEMENTS", 1)
     monkeypatch.setattr(_threads, "_setting", None)
     seen: list[int] = []

@@ -52,10 +52,12 @@ ELEMENT_GATHER = {
 
 @pytest.fixture
 def ran(monkeypatch):
-    """Kernels from the first element on; the list of the kernels that ran (a wrapper
-    that returns ``None`` declined the arrays). ``apply_rows``: a row plan's call, which
-    every row write makes, prepared by a writer or not."""
+    """Kernels from the first element on (no index tuple left to the library's own
+    element steps); the list of the kernels that ran (a wrapper that returns ``None``
+    declined the arrays). ``apply_rows``: a row plan's call, which every row write
+    makes, prepared by a writer or not."""
     monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(_host, "ELEMENT_STEPS_MAX_ELEMENTS", 0)
     calls: list[str] = []
     for owner, name, seen in (
         (kernels.RowPlan, "__call__", "apply_rows"),

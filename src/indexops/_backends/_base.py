@@ -521,6 +521,38 @@ class Backend:
         (``table`` is not empty)."""
         return self.take_rows(table, self.clip(rows, 0, table.shape[0] - 1))
 
+    def takes_elements(self, count: int) -> bool:
+        """Whether :meth:`take_elements` takes index tuples that select ``count``
+        elements: a fact of a lowering's signature. Here: never."""
+        return False
+
+    def element_combines(self, count: int) -> frozenset[Named]:
+        """The combiners :meth:`combine_elements` takes for index tuples that select
+        ``count`` elements: a fact of a lowering's signature. Here: none."""
+        return frozenset()
+
+    def take_elements(self, x: Array, index: tuple[Array, ...]) -> Array | None:
+        """``x[index]`` for a tuple of index arrays of the index dtype, one per dim of
+        ``x`` (broadcasting together), where one native step reads it and checks every
+        entry (negative ones count from the end, as NumPy's indexing does); ``None``
+        where an entry lies outside, where the values are not on the host (nothing read)
+        or the library has no such step. Here: ``None``."""
+        return None
+
+    def combine_elements(
+        self, x: Array, index: tuple[Array, ...], values: Array, how: Named, copy: bool
+    ) -> Array | None:
+        """``x``, or where ``copy`` a copy of it, with ``values`` (of ``x``'s dtype, the
+        shape ``index`` broadcasts to) combined by ``how`` into the elements ``x[index]``,
+        repeated elements in the order of ``values``, where one native step does it with
+        every entry in range (checked before anything is written) and nothing is for
+        autograd to record. ``None``, ``x`` untouched, where an entry lies outside (or is
+        negative, where the step does not count those from the end), where the values
+        are not on the host or the library has no such step (``how`` is one
+        :meth:`element_combines` gave). ``index`` and ``values`` share no memory with
+        ``x``. Here: ``None``."""
+        return None
+
     def take_rows_checked(self, x: Array, rows: Array) -> Array | None:
         """``x[rows]`` for an array ``rows`` of the index dtype, where one native step
         reads it and checks each row in ``[-len(x), len(x))`` (negative rows count from

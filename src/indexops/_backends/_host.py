@@ -29,6 +29,15 @@ _UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 LIST_ENTRIES = 16
 
 
+# at's index tuples up to this many elements go to the library's own element steps
+# (take_elements, combine_elements) rather than the element plans and their kernels:
+# reads 0.44-0.81 of the kernels' path at 1,536-4,096 elements, 0.88-1.06 at 6,144, 1.4-1.9
+# from 16,384; torch's add 0.71-0.92, 1.04 at 6,144 (NumPy's add by ufunc.at stops at
+# KERNEL_MIN_ELEMENTS: 1.08 at 1,536; benchmarks/README.md, "Issue 35: at's index tuples
+# of few elements")
+ELEMENT_STEPS_MAX_ELEMENTS = 2**12
+
+
 def all_in_range(x: np.ndarray, high: int) -> bool:
     """Whether every entry of the integer array ``x`` lies in ``[0, high]``: Python's min
     and max of a small array's list; one compiled pass where a call has loaded the
@@ -376,6 +385,11 @@ class HostKernels(NativeScatter):
         found = self._kernels_on(math.prod(updates.shape), data, indices, updates)
         done = None if found is None else found[0].scatter_tuples(*found[1], how)
         return None if done is None else (self.from_host(done[0]), done[1])
+
+    def takes_elements(self, count: int) -> bool:
+        """Index tuples of up to :data:`ELEMENT_STEPS_MAX_ELEMENTS` elements: more go
+        to the element plans, whose compiled kernels take them in one pass."""
+        return 0 < count <= ELEMENT_STEPS_MAX_ELEMENTS
 
     def applies_rows_in_order(self, elements: int) -> bool:
         """Writes of :data:`KERNEL_MIN_ELEMENTS` elements or more: the kernels' size."""

@@ -20,7 +20,7 @@ import numpy as np
 from .._backends import Backend, backend_for, is_array
 from .._backends._host import LIST_ENTRIES
 from .._errors import type_error, value_error
-from .._execute.writes import RowWriter
+from .._execute.writes import RowWriter, read_before_writing
 from .._plan.cache import static_cache, torch_is_compiling
 from .._plan.executors import Executor, executor, kept_in, signature
 from .._typing import Array
@@ -310,6 +310,10 @@ class At:
             rows = _read_rows(backend, lowering.last_row, x, self._idx)
             if rows is not None:
                 return rows
+        if lowering.elements:  # every entry in range: the same read in every mode
+            taken = backend.take_elements(x, self._idx)
+            if taken is not None:
+                return taken
         starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=True)
         if in_range and gather_mode is GatherMode.CLIP:  # checked here: nothing to clip
             gather_mode = GatherMode.PROMISE_IN_BOUNDS
@@ -602,6 +606,12 @@ class At:
         elif f is not None:  # checked on each call, its errors naming f
             computation = resolve(op, backend.xp, f, name="f").fn
         rows = self._idx
+        if lowering.element_combines and type(computation) is str:
+            how = _ELEMENT_COMBINES.get(computation)
+            if how in lowering.element_combines:
+                written = _combine_elements(backend, x, rows, updates, how, in_place)
+                if written is not None:
+                    return written
         if lowering.last_row is not None and type(computation) in _NAMED_FORMS:
             if lowering.rows_in_one_pass:
                 write = _row_write(lowering, x, rows, computation)  # type: ignore[arg-type]
@@ -803,6 +813,8 @@ class _Lowering:
         "backend",
         "basic",
         "core",
+        "element_combines",
+        "elements",
         "last_row",
         "plan",
         "rows_in_one_pass",
@@ -817,8 +829,15 @@ class _Lowering:
         arrays: list[Array] | None,
         updates_basic: BasicIndex | None = None,
         last_row: int | None = None,
+        elements: bool = False,
+        element_combines: frozenset[Named] = frozenset(),
     ) -> None:
         self.backend, self.plan, self.basic, self.arrays = backend, plan, basic, arrays
+        # where idx is a tuple of index arrays, one per dim of x, selecting few elements:
+        # whether the library's own step reads them, and the combiners its own step
+        # writes, where every entry is in range (Backend.take_elements, combine_elements),
+        # before any lowering to the core
+        self.elements, self.element_combines = elements, element_combines
         # x's last row where idx is one array of rows that the library's own indexing
         # reads as at does when every row is in range (see _read_rows), and that the
         # core's row writer writes directly then (see _RowWrite)
@@ -885,7 +904,24 @@ def _lower(op: str, x: Array, idx: Any, cached: bool) -> _Lowering:
     last_row = None  # (torch reads a uint8 array as a mask: the index dtype only)
     if one_array and idx.ndim and idx.dtype == backend.index_dtype():
         last_row = x.shape[0] - 1
-    return _Lowering(backend, plan, basic, None if cached else arrays, rows, last_row)
+    elements: bool = False
+    combines: frozenset[Named] = frozenset()
+    if cached and _element_tuple(backend, x, idx):
+        count = math.prod(plan.result_shape)
+        elements, combines = backend.takes_elements(count), backend.element_combines(count)
+    arrays_kept = None if cached else arrays
+    return _Lowering(backend, plan, basic, arrays_kept, rows, last_row, elements, combines)
+
+
+def _element_tuple(backend: Backend, x: Array, idx: Any) -> bool:
+    """Whether ``idx`` is a tuple of index arrays of ``x``'s type and the index dtype,
+    one per dim of ``x``: it selects elements, ``x[idx]`` of the library's own indexing."""
+    index_dtype = backend.index_dtype()
+    return (
+        type(idx) is tuple
+        and len(idx) == x.ndim > 0
+        and all(type(item) is type(x) and item.dtype == index_dtype for item in idx)
+    )
 
 
 # Updates through a boolean mask of rows of at least this many elements, in an x of at
@@ -1004,6 +1040,25 @@ def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:
     if basic.flips:
         return backend.flipped(view, basic.flips)
     return backend.copy(view)
+
+
+# at's combiners that Backend.combine_elements may take (subtract is an add of -y)
+_ELEMENT_COMBINES = {"add": Named.ADD, "mul": Named.MUL}
+
+
+def _combine_elements(
+    backend: Backend, x: Array, index: tuple[Array, ...], values: Array, how: Named, in_place: bool
+) -> Array | None:
+    """``x`` (in place) or a copy with ``values`` combined into the elements ``x[index]``
+    by the library's own step (:meth:`~indexops._backends.Backend.combine_elements`),
+    where it takes them and nothing is for autograd to record; else ``None``, nothing
+    written. The index arrays and values are read before anything is written."""
+    if backend.records_gradient(x, values):
+        return None
+    if in_place:
+        *read, values = read_before_writing(backend, x, *index, values)
+        index = tuple(read)
+    return backend.combine_elements(x, index, values, how, copy=not in_place)
 
 
 def _write_basic(

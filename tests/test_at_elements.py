@@ -1,0 +1,301 @@
+"""``at`` on a tuple of index arrays, one per dim of ``x``, selecting few elements (NumPy's
+``take_along_axis`` idiom ``x[rows[:, None], idx]`` among them): read and combined by the
+library's own steps where every entry is in range (``Backend.take_elements``,
+``combine_elements``: NumPy's indexing and ``ufunc.at``, torch's ``take`` and a flat
+``index_add_``), against the generic path, through ``get`` and the updates, in place and
+into a copy, with repeats in order, negative and outside entries (the general path), updates
+and index arrays that view ``x``, byte orders and extension dtypes, autograd and many threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+
+import ml_dtypes  # noqa: F401 (gives NumPy bfloat16 by name)
+import numpy as np
+import pytest
+from helpers import comparable, map_in_threads, to_numpy
+
+import indexops
+from indexops._testing import generic_only
+
+torch = pytest.importorskip("torch")
+
+LIBRARIES = ("numpy", "torch")
+# method -> whether the library's own step takes it (NumPy, torch)
+METHODS = {
+    "get": (True, True),
+    "add": (True, True),
+    "subtract": (True, True),
+    "multiply": (True, False),
+    "max": (False, False),
+    "set": (False, False),
+}
+
+
+@contextlib.contextmanager
+def element_steps():
+    """Count the element steps that took a call (returned an array), by library."""
+    from indexops._backends._numpy import NumpyBackend
+    from indexops._backends._torch import TorchBackend
+
+    taken: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        for owner, name in itertools.product(
+            (NumpyBackend, TorchBackend), ("take_elements", "combine_elements")
+        ):
+            function = getattr(owner, name)
+
+            def counted(self, *args, _f=function, _name=name, **options):
+                result = _f(self, *args, **options)
+                if result is not None:
+                    taken.append(f"{self.name} {_name}")
+                return result
+
+            patch.setattr(owner, name, counted)
+        yield taken
+
+
+def arrays(library: str, *values: np.ndarray) -> tuple:
+    if library == "numpy":
+        return values
+    return tuple(torch.from_numpy(np.ascontiguousarray(v)) for v in values)
+
+
+def table_values(dtype: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Values of ``dtype`` whose sums in another order differ (floats of many magnitudes,
+    NaN and infinities; integers over the whole range, wrapping)."""
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+    drawn = rng.standard_normal(shape) * 10.0 ** rng.integers(-4, 6, shape)
+    if np.dtype(dtype).kind == "c":
+        drawn = drawn + 1j * rng.standard_normal(shape)
+    specials = np.array([np.nan, np.inf, -0.0])
+    drawn.reshape(-1)[:3] = specials[: drawn.size]
+    return drawn.astype(dtype)
+
+
+def call(library: str, method: str, x, index, y, copy):
+    target = indexops.at(x)[index]
+    if method == "get":
+        return target.get()
+    return getattr(target, method)(y, copy=copy)
+
+
+def as_bits(library: str, a) -> np.ndarray:
+    """The values as NumPy compares them (NaNs equal): torch's bfloat16 and float16, and
+    ml_dtypes' types, as float64."""
+    if library == "torch" and a.dtype in (torch.bfloat16, torch.float16):
+        a = a.to(torch.float64)
+    return comparable(to_numpy(a))
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint64", "complex64", "bfloat16"])
+@pytest.mark.parametrize("method", list(METHODS))
+def test_element_tuples_equal_the_generic_path(library, dtype, method):
+    """The idiom ``x[rows[:, None], idx]`` (repeated columns within rows), a 3-D ``x``
+    with three broadcast arrays, and two arrays of one element each: the generic path's
+    result (repeats in the updates' order, integers wrapping), in place and into a copy,
+    taken by the library's own step where it has one."""
+    if library == "torch" and (dtype == "bfloat16" or (dtype == "uint64" and method != "get")):
+        return  # (torch's bfloat16 below; torch has no arithmetic on uint64)
+    if dtype == "complex64" and method == "max":
+        return  # (complex numbers are not ordered)
+    rng = np.random.default_rng(5)
+    cases = [
+        ((16, 7), (np.arange(16)[:, None], rng.integers(0, 7, (16, 5)))),
+        ((4, 5, 6), (
+            rng.integers(0, 4, (3, 1, 1)), rng.integers(0, 5, (1, 2, 1)),
+            rng.integers(0, 6, (3, 2, 4)),
+        )),
+        ((9, 3), (np.array([4]), np.array([2]))),
+    ]  # fmt: skip
+    takes = METHODS[method][LIBRARIES.index(library)]
+    for (shape, index), copy in itertools.product(cases, (True, False)):
+        table = table_values(dtype, shape, seed=len(shape))
+        result_shape = np.broadcast_shapes(*(i.shape for i in index))
+        values = table_values(dtype, result_shape, seed=7)
+        if method == "multiply" and np.dtype(dtype).kind in "fc":
+            # small integers: products of many magnitudes overflow in any order, and a
+            # complex product is not one rounding (ufunc.at's loop and the vectorised
+            # multiply differ in the last bit): exact ones are compared
+            values = (np.arange(values.size).reshape(values.shape) % 3 - 1).astype(dtype)
+        x_expected, x, *ids = arrays(library, table.copy(), table.copy(), *index)
+        (y,) = arrays(library, values)
+        with generic_only(), np.errstate(invalid="ignore", over="ignore"):
+            expected = call(library, method, x_expected, tuple(ids), y, copy)
+        with element_steps() as taken, np.errstate(invalid="ignore", over="ignore"):
+            got = call(library, method, x, tuple(ids), y, copy)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(as_bits(library, got), as_bits(library, expected))
+        if method != "get":
+            assert (got is x) == (not copy)
+            np.testing.assert_array_equal(
+                as_bits(library, x), as_bits(library, expected if not copy else x_expected)
+            )
+        assert len(taken) == (1 if takes else 0), taken
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("method", ["get", "add"])
+def test_entries_outside_or_negative_take_the_general_path(library, method):
+    """Negative entries (counted from the end), entries outside (``get`` clips, the
+    updates drop them by default, ``promise_in_bounds`` raises with ``x`` as it was) and
+    a broken promise on one of the index arrays: the general path's results, the library's
+    step declining before it writes anything."""
+    table = np.arange(6.0 * 4).reshape(6, 4)
+    rows = np.arange(6)[:, None]
+    for columns in (np.array([[0, -1]] * 6), np.array([[0, 4]] * 6), np.array([[9, 2]] * 6)):
+        x, r, c = arrays(library, table.copy(), rows, columns)
+        (y,) = arrays(library, np.ones((6, 2)))
+        with generic_only():
+            expected = call(library, method, arrays(library, table.copy())[0], (r, c), y, False)
+        got = call(library, method, x, (r, c), y, False)
+        np.testing.assert_array_equal(to_numpy(got), to_numpy(expected))
+        if method == "add" and columns.min() >= 0:  # (negative entries are in range)
+            target = arrays(library, table.copy())[0]
+            with pytest.raises(IndexError):
+                indexops.at(target)[r, c].add(y, mode="promise_in_bounds", copy=False)
+            np.testing.assert_array_equal(to_numpy(target), table)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_in_place_updates_read_updates_and_indices_that_view_x(library):
+    """In place, updates that are ``x``'s own elements and index arrays that are ``x``'s
+    own memory (an int64 table whose columns index it) are read before anything is
+    written."""
+    table = np.array([[1, 0, 2], [2, 2, 0], [0, 1, 1]], dtype=np.int64)
+    for views in ("updates", "contiguous updates", "indices"):
+        x, rows, columns, apart = arrays(
+            library, table.copy(), np.arange(3)[:, None], np.array([[0, 0], [1, 2], [2, 2]]),
+            np.array([[5, 6], [7, 8], [9, 10]]),
+        )  # fmt: skip
+        index, y = {
+            "updates": ((rows, columns), x[:, 1:]),
+            "contiguous updates": ((rows[:2], x[1:] * 0), x[1:]),  # y: rows 1, 2; 1 written
+            "indices": ((rows, x[:, :2]), apart),
+        }[views]
+        expected = table.copy()
+        np.add.at(expected, tuple(to_numpy(i).copy() for i in index), to_numpy(y).copy())
+        with element_steps() as taken:
+            got = indexops.at(x)[index].add(y, copy=False)
+        assert got is x
+        np.testing.assert_array_equal(to_numpy(x), expected)
+        assert taken == [f"{library} combine_elements"]
+
+
+def test_numpy_byte_orders_and_extension_dtypes():
+    """NumPy's step keeps a big-endian ``x``'s dtype and byte order, and bfloat16's
+    rounding after each add (repeats in order), as the generic path does."""
+    rng = np.random.default_rng(3)
+    index = (np.arange(8)[:, None], rng.integers(0, 4, (8, 6)))
+    for dtype in (">f8", ">i4", "bfloat16", "float8_e4m3fn"):
+        table = (rng.standard_normal((8, 4)) * 4).astype(dtype)
+        values = (rng.standard_normal((8, 6)) * 4).astype(dtype)
+        with generic_only():
+            expected = indexops.at(table)[index].add(values)
+        with element_steps() as taken:
+            got = indexops.at(table)[index].add(values)
+            read = indexops.at(table)[index].get()
+        assert got.dtype == expected.dtype == table.dtype
+        np.testing.assert_array_equal(got.astype(np.float64), expected.astype(np.float64))
+        np.testing.assert_array_equal(read.astype(np.float64), table[index].astype(np.float64))
+        assert read.dtype == table.dtype
+        assert taken == ["numpy combine_elements", "numpy take_elements"]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float8_e4m3fn", "uint16"])
+def test_torch_reads_and_adds_of_its_own_types(dtype):
+    """torch's ``take`` has no kernel for float8 or the wide unsigned types: their bits
+    are read; its add of those (none in torch) goes to the general path, which refuses
+    or computes as without the step."""
+    torch_dtype = getattr(torch, dtype)
+    table = torch.arange(40, dtype=torch.float32).reshape(8, 5)
+    x = table.to(torch.int64).to(torch_dtype) if dtype == "uint16" else table.to(torch_dtype)
+    index = (torch.arange(8)[:, None], torch.tensor([[4, 0, 4]] * 8))
+    with element_steps() as taken:
+        read = indexops.at(x)[index].get()
+    assert read.dtype == torch_dtype
+    assert torch.equal(read.view(torch.uint8), x[index].view(torch.uint8))
+    assert taken == ["torch take_elements"]
+    if dtype in ("bfloat16", "float16"):
+        y = torch.full((8, 3), 0.5, dtype=torch_dtype)
+        with generic_only():
+            expected = indexops.at(x)[index].add(y)
+        with element_steps() as taken:
+            got = indexops.at(x)[index].add(y)
+        assert torch.equal(got.to(torch.float64), expected.to(torch.float64))
+        assert taken == ["torch combine_elements"]
+
+
+def test_torch_autograd_and_strided_x_take_the_general_path():
+    """A write autograd records, and one in place into a strided ``x`` (no flat view),
+    go to the general path: the same values, the gradient of the read."""
+    x = torch.arange(24.0).reshape(4, 6).requires_grad_()
+    index = (torch.arange(4)[:, None], torch.tensor([[1, 1, 5]] * 4))
+    y = torch.ones(4, 3)
+    with element_steps() as taken:
+        got = indexops.at(x)[index].add(y)
+        got.sum().backward()
+    assert taken == []
+    assert torch.equal(x.grad, torch.ones(4, 6))
+    strided = torch.arange(48.0).reshape(4, 12)[:, ::2]
+    expected = strided.clone()
+    expected.index_put_(index, y, accumulate=True)
+    with element_steps() as taken:
+        indexops.at(strided)[index].add(y, copy=False)
+    assert torch.equal(strided, expected)
+    assert taken == []
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_element_steps_from_many_threads(library):
+    """Reads and adds of one signature from eight threads switching every microsecond,
+    in place into each thread's own ``x`` and into copies: every result the serial one."""
+    rng = np.random.default_rng(11)
+    table = rng.standard_normal((32, 8))
+    index = (np.arange(32)[:, None], rng.integers(0, 8, (32, 4)))
+    values = rng.standard_normal((32, 4))
+    expected = table.copy()
+    np.add.at(expected, index, values)
+
+    def work(k: int):
+        x, r, c, y = arrays(library, table.copy(), *index, values)
+        read = indexops.at(x)[r, c].get()
+        added = indexops.at(x)[r, c].add(y, copy=k % 2 == 0)
+        return to_numpy(read), to_numpy(added)
+
+    with element_steps() as taken:
+        results = map_in_threads(work, range(64), threads=8)
+    for read, added in results:
+        np.testing.assert_array_equal(read, table[index])
+        np.testing.assert_array_equal(added, expected)
+    assert len(taken) == 128
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("count", [1023, 1024, 4096, 4097])
+def test_element_steps_stop_where_the_kernels_cost_less(library, count):
+    """Reads up to ``ELEMENT_STEPS_MAX_ELEMENTS`` elements take the library's step, and
+    torch's adds; NumPy's adds by ``ufunc.at`` only below ``KERNEL_MIN_ELEMENTS``. Either
+    side, the generic path's values."""
+    from indexops._backends._host import ELEMENT_STEPS_MAX_ELEMENTS, KERNEL_MIN_ELEMENTS
+
+    rng = np.random.default_rng(count)
+    table = rng.standard_normal((count, 8))
+    index = (np.arange(count)[:, None], rng.integers(0, 8, (count, 1)))
+    values = rng.standard_normal((count, 1))
+    x, r, c, y = arrays(library, table, *index, values)
+    with generic_only():
+        expected = (indexops.at(x)[r, c].get(), indexops.at(x)[r, c].add(y))
+    with element_steps() as taken:
+        got = (indexops.at(x)[r, c].get(), indexops.at(x)[r, c].add(y))
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+    reads = count <= ELEMENT_STEPS_MAX_ELEMENTS
+    adds = reads and (library == "torch" or count < KERNEL_MIN_ELEMENTS)
+    assert taken == [f"{library} take_elements"] * reads + [f"{library} combine_elements"] * adds
