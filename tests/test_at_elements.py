@@ -113,6 +113,7 @@ def test_element_tuples_equal_the_generic_path(library, dtype, method):
             rng.integers(0, 6, (3, 2, 4)),
         )),
         ((9, 3), (np.array([4]), np.array([2]))),
+        ((9, 3), (np.array(4), np.array(2))),  # 0-d arrays: a 0-d array
     ]  # fmt: skip
     takes = METHODS[method][LIBRARIES.index(library)]
     for (shape, index), copy in itertools.product(cases, (True, False)):
@@ -130,7 +131,8 @@ def test_element_tuples_equal_the_generic_path(library, dtype, method):
             expected = call(library, method, x_expected, tuple(ids), y, copy)
         with element_steps() as taken, np.errstate(invalid="ignore", over="ignore"):
             got = call(library, method, x, tuple(ids), y, copy)
-        assert got.dtype == expected.dtype
+        assert type(got) is type(expected) and got.dtype == expected.dtype
+        assert tuple(got.shape) == tuple(expected.shape)
         np.testing.assert_array_equal(as_bits(library, got), as_bits(library, expected))
         if method != "get":
             assert (got is x) == (not copy)
@@ -201,11 +203,14 @@ def test_numpy_byte_orders_and_extension_dtypes():
         with element_steps() as taken:
             got = indexops.at(table)[index].add(values)
             read = indexops.at(table)[index].get()
+            one = indexops.at(table)[np.array(3), np.array(-1)].get()  # (0-d, from the end)
         assert got.dtype == expected.dtype == table.dtype
         np.testing.assert_array_equal(got.astype(np.float64), expected.astype(np.float64))
         np.testing.assert_array_equal(read.astype(np.float64), table[index].astype(np.float64))
         assert read.dtype == table.dtype
-        assert taken == ["numpy combine_elements", "numpy take_elements"]
+        assert type(one) is np.ndarray and one.shape == () and one.dtype == table.dtype
+        assert one.astype(np.float64) == table[3, -1].astype(np.float64)
+        assert taken == ["numpy combine_elements"] + ["numpy take_elements"] * 2
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float8_e4m3fn", "uint16"])

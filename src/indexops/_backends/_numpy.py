@@ -175,11 +175,12 @@ class NumpyBackend(HostKernels):
         return _AT_COMBINES if count < KERNEL_MIN_ELEMENTS else frozenset()
 
     def take_elements(self, x: Array, index: tuple[Array, ...]) -> Array | None:
-        # NumPy's own indexing raises for an entry outside, in one pass
+        # NumPy's own indexing raises for an entry outside, in one pass (the Ellipsis: a
+        # 0-d array in x's dtype where the arrays are 0-d, never a scalar)
         if not all(self.values_on_host(a) for a in index):
             return None
         try:
-            return x[index]
+            return x[(*index, Ellipsis)]
         except IndexError:
             return None
 

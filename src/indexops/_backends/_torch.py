@@ -622,8 +622,8 @@ def _element_numbers(backend: TorchBackend, x: Array, index: tuple[Array, ...]) 
     views = backend.host_arrays(*index)
     if views is None:
         return None
-    try:
-        return np.ravel_multi_index(tuple(views), tuple(x.shape))
+    try:  # (an array for 0-d index arrays too, whose number NumPy gives as a scalar)
+        return np.asarray(np.ravel_multi_index(tuple(views), tuple(x.shape)))
     except ValueError:  # an entry outside (negative ones too)
         return None
 
