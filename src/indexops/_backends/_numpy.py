@@ -180,7 +180,7 @@ class NumpyBackend(HostKernels):
         if not all(self.values_on_host(a) for a in index):
             return None
         try:
-            return x[(*index, Ellipsis)]
+            return x[index + (Ellipsis,)]
         except IndexError:
             return None
 
