@@ -4,13 +4,15 @@ another copy of indexops and the library's native expression.
 ``python -m benchmarks.at_elements [--rounds 11] [--backend numpy,torch] [--size
 1/16,1/4,1] [--base-package NAME]`` prints, per library, case, size and method, the CPU
 time per call (one thread, numba's kernels loaded first) of ``at(x)[arange(n)[:, None],
-idx]`` with 3 columns of each of ``n = 64 * size`` rows of an [n, 16] float32 table (``get``,
-``add`` into a copy, ``add`` in place), sampled alternately (:mod:`.interleaved`) with the
-same call of the copy importable under ``NAME`` (the source of a base commit), and the
-native expression sampled apart (``np.take_along_axis`` / ``torch.gather``, ``np.add.at``
-/ ``scatter_add_``). Up to 1,023 elements the library's own element steps take the calls
-(``Backend.take_elements``, ``combine_elements``); from 1,024 the compiled element
-kernels. See benchmarks/README.md, "Issue 35: at's index tuples of few elements".
+idx]`` with 3 columns of each of ``n = 64 * size`` rows of an [n, 16] float32 table
+(``get``, ``add`` into a copy, ``add`` in place, ``set`` into a copy), sampled alternately
+(:mod:`.interleaved`) with the same call of the copy importable under ``NAME`` (the source
+of a base commit), and the native expression sampled apart (``np.take_along_axis`` /
+``torch.gather``, ``np.add.at`` / ``scatter_add_``, the library's own assignment). The
+library's own element steps (``Backend.take_elements``, ``combine_elements``) take reads
+up to 4,096 elements, torch's adds too, replaces and NumPy's adds below 1,024; the element
+plans and their compiled kernels the rest. See benchmarks/README.md, "Issue 35: at's index
+tuples of few elements".
 """
 
 from __future__ import annotations
@@ -54,8 +56,14 @@ def cases(library: str, size: float, packages: dict[str, Any]) -> dict[str, tupl
         "get": lambda io: io.at(table)[index].get(),
         "add": lambda io: io.at(table)[index].add(values),
         "add in place": lambda io: io.at(written)[index].add(values, copy=False),
+        "set": lambda io: io.at(table)[index].set(values),
     }
-    native = {"get": native_get, "add": native_add, "add in place": native_in_place}
+    native = {
+        "get": native_get,
+        "add": native_add,
+        "add in place": native_in_place,
+        "set": lambda: _set_along_axis(table, index, values, library),
+    }
     return {
         f"{method}, {rows * 3} elements": (
             {
@@ -66,6 +74,14 @@ def cases(library: str, size: float, packages: dict[str, Any]) -> dict[str, tupl
         )
         for method, form in forms.items()
     }
+
+
+def _set_along_axis(table: Any, index: tuple[Any, Any], values: Any, library: str) -> Any:
+    """The library's own ``out[rows[:, None], idx] = values`` on a copy (which of repeated
+    elements' values it leaves, the library does not say)."""
+    out = table.clone() if library == "torch" else table.copy()
+    out[index] = values
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

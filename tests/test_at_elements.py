@@ -30,7 +30,7 @@ METHODS = {
     "subtract": (True, True),
     "multiply": (True, False),
     "max": (False, False),
-    "set": (False, False),
+    "set": (True, True),
 }
 
 
@@ -101,7 +101,9 @@ def test_element_tuples_equal_the_generic_path(library, dtype, method):
     with three broadcast arrays, and two arrays of one element each: the generic path's
     result (repeats in the updates' order, integers wrapping), in place and into a copy,
     taken by the library's own step where it has one."""
-    if library == "torch" and (dtype == "bfloat16" or (dtype == "uint64" and method != "get")):
+    if library == "torch" and (
+        dtype == "bfloat16" or (dtype == "uint64" and method not in ("get", "set"))
+    ):
         return  # (torch's bfloat16 below; torch has no arithmetic on uint64)
     if dtype == "complex64" and method == "max":
         return  # (complex numbers are not ordered)
@@ -169,9 +171,11 @@ def test_entries_outside_or_negative_take_the_general_path(library, method):
 def test_in_place_updates_read_updates_and_indices_that_view_x(library):
     """In place, updates that are ``x``'s own elements and index arrays that are ``x``'s
     own memory (an int64 table whose columns index it) are read before anything is
-    written."""
+    written: the sequence of writes in order, of values read before the first."""
     table = np.array([[1, 0, 2], [2, 2, 0], [0, 1, 1]], dtype=np.int64)
-    for views in ("updates", "contiguous updates", "indices"):
+    for views, method in itertools.product(
+        ("updates", "contiguous updates", "indices"), ("add", "set")
+    ):
         x, rows, columns, apart = arrays(
             library, table.copy(), np.arange(3)[:, None], np.array([[0, 0], [1, 2], [2, 2]]),
             np.array([[5, 6], [7, 8], [9, 10]]),
@@ -182,9 +186,13 @@ def test_in_place_updates_read_updates_and_indices_that_view_x(library):
             "indices": ((rows, x[:, :2]), apart),
         }[views]
         expected = table.copy()
-        np.add.at(expected, tuple(to_numpy(i).copy() for i in index), to_numpy(y).copy())
+        positions = np.broadcast_arrays(*(to_numpy(i).copy() for i in index))
+        for at_position, value in zip(
+            zip(*(p.reshape(-1) for p in positions)), to_numpy(y).copy().reshape(-1)
+        ):
+            expected[at_position] = value + (expected[at_position] if method == "add" else 0)
         with element_steps() as taken:
-            got = indexops.at(x)[index].add(y, copy=False)
+            got = getattr(indexops.at(x)[index], method)(y, copy=False)
         assert got is x
         np.testing.assert_array_equal(to_numpy(x), expected)
         assert taken == [f"{library} combine_elements"]
@@ -215,9 +223,9 @@ def test_numpy_byte_orders_and_extension_dtypes():
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float8_e4m3fn", "uint16"])
 def test_torch_reads_and_adds_of_its_own_types(dtype):
-    """torch's ``take`` has no kernel for float8 or the wide unsigned types: their bits
-    are read; its add of those (none in torch) goes to the general path, which refuses
-    or computes as without the step."""
+    """torch's ``take`` and ``put_`` have no kernel for float8 or the wide unsigned types:
+    their bits are read and replaced; bfloat16 and float16 are added as the general path
+    adds them."""
     torch_dtype = getattr(torch, dtype)
     table = torch.arange(40, dtype=torch.float32).reshape(8, 5)
     x = table.to(torch.int64).to(torch_dtype) if dtype == "uint16" else table.to(torch_dtype)
@@ -227,6 +235,14 @@ def test_torch_reads_and_adds_of_its_own_types(dtype):
     assert read.dtype == torch_dtype
     assert torch.equal(read.view(torch.uint8), x[index].view(torch.uint8))
     assert taken == ["torch take_elements"]
+    new = x[:, :3].flip(0).contiguous()  # (another element's bits in each)
+    with generic_only():
+        expected = indexops.at(x)[index].set(new)
+    with element_steps() as taken:
+        got = indexops.at(x)[index].set(new)  # (the last of each repeated column)
+    assert got.dtype == torch_dtype
+    assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))
+    assert taken == ["torch combine_elements"]
     if dtype in ("bfloat16", "float16"):
         y = torch.full((8, 3), 0.5, dtype=torch_dtype)
         with generic_only():
@@ -286,8 +302,9 @@ def test_element_steps_from_many_threads(library):
 @pytest.mark.parametrize("count", [1023, 1024, 4096, 4097])
 def test_element_steps_stop_where_the_kernels_cost_less(library, count):
     """Reads up to ``ELEMENT_STEPS_MAX_ELEMENTS`` elements take the library's step, and
-    torch's adds; NumPy's adds by ``ufunc.at`` only below ``KERNEL_MIN_ELEMENTS``. Either
-    side, the generic path's values."""
+    torch's adds; NumPy's adds by ``ufunc.at`` and every replace (the last writes sorted
+    out first) only below ``KERNEL_MIN_ELEMENTS``. Either side, the generic path's
+    values."""
     from indexops._backends._host import ELEMENT_STEPS_MAX_ELEMENTS, KERNEL_MIN_ELEMENTS
 
     rng = np.random.default_rng(count)
@@ -295,12 +312,19 @@ def test_element_steps_stop_where_the_kernels_cost_less(library, count):
     index = (np.arange(count)[:, None], rng.integers(0, 8, (count, 1)))
     values = rng.standard_normal((count, 1))
     x, r, c, y = arrays(library, table, *index, values)
+    calls = (
+        lambda: indexops.at(x)[r, c].get(),
+        lambda: indexops.at(x)[r, c].add(y),
+        lambda: indexops.at(x)[r, c].set(y),
+    )
     with generic_only():
-        expected = (indexops.at(x)[r, c].get(), indexops.at(x)[r, c].add(y))
+        expected = [call() for call in calls]
     with element_steps() as taken:
-        got = (indexops.at(x)[r, c].get(), indexops.at(x)[r, c].add(y))
+        got = [call() for call in calls]
     for a, b in zip(got, expected):
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
     reads = count <= ELEMENT_STEPS_MAX_ELEMENTS
     adds = reads and (library == "torch" or count < KERNEL_MIN_ELEMENTS)
-    assert taken == [f"{library} take_elements"] * reads + [f"{library} combine_elements"] * adds
+    sets = count < KERNEL_MIN_ELEMENTS
+    writes = adds + sets
+    assert taken == [f"{library} take_elements"] * reads + [f"{library} combine_elements"] * writes

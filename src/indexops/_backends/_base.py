@@ -526,9 +526,10 @@ class Backend:
         elements: a fact of a lowering's signature. Here: never."""
         return False
 
-    def element_combines(self, count: int) -> frozenset[Named]:
-        """The combiners :meth:`combine_elements` takes for index tuples that select
-        ``count`` elements: a fact of a lowering's signature. Here: none."""
+    def element_combines(self, count: int) -> frozenset[Named | None]:
+        """The combiners (``None``: replace) :meth:`combine_elements` takes for index
+        tuples that select ``count`` elements: a fact of a lowering's signature. Here:
+        none."""
         return frozenset()
 
     def take_elements(self, x: Array, index: tuple[Array, ...]) -> Array | None:
@@ -540,11 +541,12 @@ class Backend:
         return None
 
     def combine_elements(
-        self, x: Array, index: tuple[Array, ...], values: Array, how: Named, copy: bool
+        self, x: Array, index: tuple[Array, ...], values: Array, how: Named | None, copy: bool
     ) -> Array | None:
         """``x``, or where ``copy`` a copy of it, with ``values`` (of ``x``'s dtype, the
-        shape ``index`` broadcasts to) combined by ``how`` into the elements ``x[index]``,
-        repeated elements in the order of ``values``, where one native step does it with
+        shape ``index`` broadcasts to) combined by ``how`` (replace where ``None``) into
+        the elements ``x[index]``, repeated elements in the order of ``values`` (a
+        replace leaves the last write), where one native step does it with
         every entry in range (checked before anything is written) and nothing is for
         autograd to record. ``None``, ``x`` untouched, where an entry lies outside (or is
         negative, where the step does not count those from the end), where the values

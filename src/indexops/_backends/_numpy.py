@@ -21,14 +21,17 @@ from ._host import (
     HostKernels,
     all_in_range,
     count_distinct,
+    element_numbers,
     holds_zero,
     kernels_expected,
+    last_writes,
     rows_increase,
     zero_rows,
 )
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
-_AT_COMBINES = frozenset({Named.ADD, Named.MUL})  # combine_elements' ufunc.at
+# combine_elements' writes: replace by put, add and multiply by ufunc.at
+_AT_COMBINES: frozenset[Named | None] = frozenset({None, Named.ADD, Named.MUL})
 
 # ufunc.at is much faster on flat element indices than on rows; building them for a
 # cache-sized chunk of rows at a time is faster still and needs no index the size of values
@@ -168,10 +171,10 @@ class NumpyBackend(HostKernels):
         # 2 us of the 5 of an 8-row gather)
         return table.take(rows, axis=0, mode="clip")  # (the method: np.take wraps it)
 
-    def element_combines(self, count: int) -> frozenset[Named]:
-        """Add and multiply (min and max of zeros need IEEE-754's signs, which the general
-        path gives) below the kernels' size: ``ufunc.at`` costs more from there (1.08 of
-        them at 1,536 elements, 2.0 at 6,144)."""
+    def element_combines(self, count: int) -> frozenset[Named | None]:
+        """Replace, add and multiply (min and max of zeros need IEEE-754's signs, which
+        the general path gives) below the kernels' size: ``ufunc.at`` costs more from
+        there (1.08 of them at 1,536 elements, 2.0 at 6,144)."""
         return _AT_COMBINES if count < KERNEL_MIN_ELEMENTS else frozenset()
 
     def take_elements(self, x: Array, index: tuple[Array, ...]) -> Array | None:
@@ -179,18 +182,29 @@ class NumpyBackend(HostKernels):
         # 0-d array in x's dtype where the arrays are 0-d, never a scalar)
         if not all(self.values_on_host(a) for a in index):
             return None
+        key = (*index, Ellipsis)
         try:
-            return x[index + (Ellipsis,)]
+            return x[key]
         except IndexError:
             return None
 
     def combine_elements(
-        self, x: Array, index: tuple[Array, ...], values: Array, how: Named, copy: bool
+        self, x: Array, index: tuple[Array, ...], values: Array, how: Named | None, copy: bool
     ) -> Array | None:
         # ufunc.at checks every entry before it writes (an IndexError leaves x as it was)
-        # and applies repeated elements in order
+        # and applies repeated elements in order; a replace puts the last write of each
+        # element at its flat number
         if not all(self.values_on_host(a) for a in index):
             return None
+        if how is None:
+            numbers = element_numbers(list(index), tuple(x.shape))
+            if numbers is None:
+                return None
+            flat, values = numbers.reshape(-1), values.reshape(-1)
+            last = last_writes(flat)
+            out = x.copy() if copy else x
+            out.put(flat if last is None else flat[last], values if last is None else values[last])
+            return out
         out = x.copy() if copy else x
         try:
             _UFUNCS[how].at(out, index, values)

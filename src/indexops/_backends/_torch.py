@@ -21,11 +21,14 @@ from .._validate.combiners import Named
 from ._base import ValuesUnknown, repeats_elements
 from ._host import (
     INCREASE_MIN_ROWS,
+    KERNEL_MIN_ELEMENTS,
     LIST_ENTRIES,
     HostKernels,
     all_in_range,
     count_distinct,
+    element_numbers,
     holds_zero,
+    last_writes,
     list_in_range,
     rows_increase,
     zero_rows,
@@ -64,7 +67,9 @@ _FLOAT8 = frozenset(
 # what rows are moved as: the same bits in a type torch has the kernels for
 _BITS_OF = {**_SIGNED_OF_UNSIGNED, **dict.fromkeys(_FLOAT8, torch.int8)}
 _COPYING_WRITES = {None: torch.index_copy, Named.ADD: torch.index_add}
-_ADD_ONLY = frozenset({Named.ADD})
+# combine_elements' writes: add by index_add_, and (below the kernels' size) replace by put_
+_ELEMENT_ADD: frozenset[Named | None] = frozenset({Named.ADD})
+_ELEMENT_WRITES: frozenset[Named | None] = frozenset({None, Named.ADD})
 # An add of distinct rows of a real floating type at least this wide: index_put_ with
 # accumulate=True, which adds each row as index_add_ does, where index_add_ runs a parallel
 # region on more than one thread (16-20 us for 8 rows of 16 float32 on two threads,
@@ -283,9 +288,12 @@ class TorchBackend(HostKernels):
         """``index_select``, or NumPy's ``take`` (see :data:`PARALLEL_GRAIN_ELEMENTS`)."""
         return self._take(table, rows, "raise")
 
-    def element_combines(self, count: int) -> frozenset[Named]:
-        """Add, where :meth:`takes_elements` (``index_add_``: see :meth:`combine_elements`)."""
-        return _ADD_ONLY if self.takes_elements(count) else frozenset()
+    def element_combines(self, count: int) -> frozenset[Named | None]:
+        """Add, where :meth:`takes_elements`, and replace below the kernels' size (see
+        :meth:`combine_elements`)."""
+        if not self.takes_elements(count):
+            return frozenset()
+        return _ELEMENT_WRITES if count < KERNEL_MIN_ELEMENTS else _ELEMENT_ADD
 
     def take_elements(self, x: Array, index: tuple[Array, ...]) -> Array | None:
         """``torch.take`` of the flat element numbers, found in range on the host
@@ -300,19 +308,29 @@ class TorchBackend(HostKernels):
         return torch.take(x, torch.from_numpy(numbers))
 
     def combine_elements(
-        self, x: Array, index: tuple[Array, ...], values: Array, how: Named, copy: bool
+        self, x: Array, index: tuple[Array, ...], values: Array, how: Named | None, copy: bool
     ) -> Array | None:
-        """Add only: ``index_add_`` on the flat elements of a contiguous ``x`` (or copy),
-        one element per index entry, in order (torch's ``index_put_`` with ``accumulate``
-        adds repeats out of order on more threads), the element numbers found in range
-        first on the host."""
-        if x.dtype in _BITS_OF or not (copy or x.is_contiguous()):
+        """On the flat view of a contiguous ``x`` (or copy), at the element numbers found
+        in range first on the host: add by ``index_add_``, one element per index entry,
+        in order (torch's ``index_put_`` with ``accumulate`` adds repeats out of order on
+        more threads; no add for the types of :data:`_BITS_OF`); replace by ``put_`` of
+        each element's last write (their bits)."""
+        if (how is not None and x.dtype in _BITS_OF) or not (copy or x.is_contiguous()):
             return None
         numbers = _element_numbers(self, x, index)
         if numbers is None:
             return None
         out = x.clone(memory_format=torch.contiguous_format) if copy else x
-        out.view(-1).index_add_(0, torch.from_numpy(numbers.reshape(-1)), values.reshape(-1))
+        flat, values = numbers.reshape(-1), values.reshape(-1)
+        if how is not None:
+            out.view(-1).index_add_(0, torch.from_numpy(flat), values)
+            return out
+        last = last_writes(flat)
+        if last is not None:
+            flat, values = flat[last], values[torch.from_numpy(last)]
+        signed = _BITS_OF.get(x.dtype)
+        target = out.view(-1) if signed is None else out.view(signed).view(-1)
+        target.put_(torch.from_numpy(flat), values if signed is None else values.view(signed))
         return out
 
     def take_rows_checked(self, x: Array, rows: Array) -> Array | None:
@@ -617,15 +635,10 @@ def _copied_in(table: Array, rows: Array, values: Array) -> Array:
 
 
 def _element_numbers(backend: TorchBackend, x: Array, index: tuple[Array, ...]) -> Any:
-    """The flat element numbers ``x[index]`` selects (NumPy's, C order), where the host
-    reads the index arrays and every entry lies in ``[0, n)`` of its dim; else None."""
+    """The flat element numbers ``x[index]`` selects (:func:`element_numbers`), where the
+    host reads the index arrays; else None."""
     views = backend.host_arrays(*index)
-    if views is None:
-        return None
-    try:  # (an array for 0-d index arrays too, whose number NumPy gives as a scalar)
-        return np.asarray(np.ravel_multi_index(tuple(views), tuple(x.shape)))
-    except ValueError:  # an entry outside (negative ones too)
-        return None
+    return None if views is None else element_numbers(views, tuple(x.shape))
 
 
 def _adds_by_put(table: Array) -> bool:

@@ -606,8 +606,8 @@ class At:
         elif f is not None:  # checked on each call, its errors naming f
             computation = resolve(op, backend.xp, f, name="f").fn
         rows = self._idx
-        if lowering.element_combines and type(computation) is str:
-            how = _ELEMENT_COMBINES.get(computation)
+        if lowering.element_combines and type(computation) in _NAMED_FORMS:
+            how = _ELEMENT_COMBINES.get(cast("str | None", computation), _OTHER)
             if how in lowering.element_combines:
                 written = _combine_elements(backend, x, rows, updates, how, in_place)
                 if written is not None:
@@ -830,7 +830,7 @@ class _Lowering:
         updates_basic: BasicIndex | None = None,
         last_row: int | None = None,
         elements: bool = False,
-        element_combines: frozenset[Named] = frozenset(),
+        element_combines: frozenset[Named | None] = frozenset(),
     ) -> None:
         self.backend, self.plan, self.basic, self.arrays = backend, plan, basic, arrays
         # where idx is a tuple of index arrays, one per dim of x, selecting few elements:
@@ -905,7 +905,7 @@ def _lower(op: str, x: Array, idx: Any, cached: bool) -> _Lowering:
     if one_array and idx.ndim and idx.dtype == backend.index_dtype():
         last_row = x.shape[0] - 1
     elements: bool = False
-    combines: frozenset[Named] = frozenset()
+    combines: frozenset[Named | None] = frozenset()
     if cached and _element_tuple(backend, x, idx):
         count = math.prod(plan.result_shape)
         elements, combines = backend.takes_elements(count), backend.element_combines(count)
@@ -1042,12 +1042,19 @@ def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:
     return backend.copy(view)
 
 
-# at's combiners that Backend.combine_elements may take (subtract is an add of -y)
-_ELEMENT_COMBINES = {"add": Named.ADD, "mul": Named.MUL}
+# at's combiners that Backend.combine_elements may take (None: set; subtract is an add of
+# -y), and what the others give
+_ELEMENT_COMBINES: dict[str | None, Named | None] = {None: None, "add": Named.ADD, "mul": Named.MUL}
+_OTHER = object()
 
 
 def _combine_elements(
-    backend: Backend, x: Array, index: tuple[Array, ...], values: Array, how: Named, in_place: bool
+    backend: Backend,
+    x: Array,
+    index: tuple[Array, ...],
+    values: Array,
+    how: Named | None,
+    in_place: bool,
 ) -> Array | None:
     """``x`` (in place) or a copy with ``values`` combined into the elements ``x[index]``
     by the library's own step (:meth:`~indexops._backends.Backend.combine_elements`),
