@@ -3,7 +3,7 @@
 ``python -m benchmarks.at_calls [--rounds 15] [--backend numpy,torch] [--threads N] [--cpu]
 [--calls set,add,...] [--base-package NAME]`` prints one table per backend: for each method
 on a small call (8 rows of a [64, 16] float64 table; ``get``, ``set`` and ``add`` also of
-rows three of which count from the end; ``get`` and ``add`` of NumPy's
+rows three of which count from the end; ``get``, ``add`` and ``set`` of NumPy's
 ``take_along_axis`` idiom ``x[arange(64)[:, None], idx]``, 3 columns per row) and for a
 strided read (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of
 ``indexops.at``, of array-api-extra's ``at`` (``copy=True``, where it has the method) and
@@ -92,6 +92,10 @@ def small_calls(xp: Any, library: str, base: Any = None) -> dict[str, Forms]:
             "at": lambda: indexops.at(table)[counting, columns].add(z),
             "array-api-extra": lambda: xpx.at(table)[counting, columns].add(z, copy=True),
             "native": lambda: _added_along_axis(table, counting, columns, z, library),
+        },
+        "set [counting, idx]": {
+            "at": lambda: indexops.at(table)[counting, columns].set(z),
+            "array-api-extra": lambda: xpx.at(table)[counting, columns].set(z, copy=True),
         },
     }
     for method in ("subtract", "multiply", "min", "max"):
