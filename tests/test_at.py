@@ -1093,24 +1093,77 @@ def test_numpy_checked_take_reads_nothing_where_values_are_not_on_the_host():
 
 
 def test_torch_reads_a_few_rows_counted_from_the_end_by_its_own_indexing():
-    """torch: up to 16 rows read as one list and found in ``[-n, n)`` are read by torch's
-    own indexing, negative ones counted from the end, with no gather; a row outside, more
-    rows or values not on the host (nothing read) are not, and ``at.get`` clips a row
-    outside as before."""
+    """torch: up to 16 rows on the CPU are read by torch's own indexing, negative ones
+    counted from the end, with no gather: at once, or read as one list and found in
+    ``[-n, n)`` first (``values_first``); a row outside, more rows or values not on the
+    host (nothing read) are not, and ``at.get`` clips a row outside as before."""
     torch = pytest.importorskip("torch")
     from indexops._backends import backend_for
 
     x = torch.arange(7.0 * 3).reshape(7, 3)
     backend = backend_for("test", x=x)
     rows = torch.tensor([6, -1, 2, -7])
-    assert torch.equal(backend.take_rows_checked(x, rows), x[rows])
-    for outside in ([1, 7], [1, -8], [k % 7 for k in range(17)], []):
-        assert backend.take_rows_checked(x, torch.tensor(outside, dtype=torch.int64)) is None
-    with device_paths():
-        assert backend_for("test", x=x).take_rows_checked(x, rows) is None
+    for values_first in (False, True):
+        assert torch.equal(backend.take_rows_checked(x, rows, values_first), x[rows])
+        for outside in ([1, 7], [1, -8], [k % 7 for k in range(17)]):
+            taken = backend.take_rows_checked(x, torch.tensor(outside), values_first)
+            assert taken is None, (outside, values_first)
+        with device_paths():
+            assert backend_for("test", x=x).take_rows_checked(x, rows, values_first) is None
+        empty = backend.take_rows_checked(x, torch.tensor([], dtype=torch.int64), values_first)
+        assert empty is None or torch.equal(empty, x[:0])
     for asked, read in (([6, -1, 2, -7], [6, 6, 2, 0]), ([1, 9, -9], [1, 6, 0])):
         for _ in range(2):  # the first call of a signature, then a repeated one
             assert torch.equal(indexops.at(x)[torch.tensor(asked)].get(), x[read])
+
+
+@pytest.mark.parametrize("index", ["rows", "elements"])
+def test_torch_reads_its_values_first_once_a_read_of_the_signature_found_one_outside(
+    index, monkeypatch
+):
+    """torch's own checked indexing raises slowly (17-20 us): the first read of a
+    signature with an entry outside falls back to the general path (clipped, as before)
+    and from then on that signature's reads find their values in range on the host
+    first; another signature, and a signature whose reads were only traced by vmap,
+    still read at once. Every read equals the clipped read."""
+    torch = pytest.importorskip("torch")
+    from indexops._backends._torch import TorchBackend
+
+    name = "take_rows_checked" if index == "rows" else "take_elements"
+    asked: list[bool] = []
+    method = getattr(TorchBackend, name)
+
+    def spy(self: Any, x: Any, idx: Any, values_first: bool = False) -> Any:
+        asked.append(values_first)
+        return method(self, x, idx, values_first)
+
+    monkeypatch.setattr(TorchBackend, name, spy)
+    x = torch.arange(9.0 * 4).reshape(9, 4)
+
+    def key(values: list[int]) -> Any:
+        if index == "rows":
+            return torch.tensor(values)
+        return torch.tensor(values), torch.tensor([v % 4 for v in values])
+
+    def clipped(values: list[int]) -> Any:  # negative ones from the end, then clipped
+        rows = [min(max(v + 9 if v < 0 else v, 0), 8) for v in values]
+        return x[rows] if index == "rows" else x[rows, [v % 4 for v in values]]
+
+    # index arrays that vmap batches keep their values from the host: nothing is set
+    def read(*arrays: Any) -> Any:
+        return indexops.at(x)[arrays[0] if index == "rows" else arrays].get()
+
+    outside = key([1, 12, 3])
+    batched = [a[None] for a in (outside if isinstance(outside, tuple) else (outside,))]
+    assert torch.equal(torch.func.vmap(read)(*batched)[0], clipped([1, 12, 3]))
+    asked.clear()
+    calls = [[1, 2, 3], [1, 12, 3], [4, -1, 0], [0, 8, -9], [2, 2, 7]]
+    for values in calls:
+        assert torch.equal(indexops.at(x)[key(values)].get(), clipped(values)), values
+    assert asked == [False, False, True, True, True]
+    asked.clear()  # another signature (four entries): at once again
+    assert torch.equal(indexops.at(x)[key([1, 2, 3, 4])].get(), clipped([1, 2, 3, 4]))
+    assert asked == [False]
 
 
 @pytest.mark.backends(lambda backend: backend.values_on_host)
@@ -1129,9 +1182,9 @@ def test_many_rows_in_range_read_by_the_backend_s_row_take(xp, backend, monkeypa
     name = "take_rows_checked" if checked else "take_rows"
     take_rows = getattr(library, name)
 
-    def spy(self: Any, table: Any, rows: Any) -> Any:
+    def spy(self: Any, table: Any, rows: Any, *values_first: bool) -> Any:
         taken.append(math.prod(rows.shape))
-        return take_rows(self, table, rows)
+        return take_rows(self, table, rows, *values_first)
 
     monkeypatch.setattr(library, name, spy)
     rng = np.random.default_rng(2)

@@ -60,6 +60,20 @@ def calls(make):
     out["at rows add in place"] = lambda: indexops.at(make(table))[make(rows)].add(
         make(floats[:, :8]), copy=False
     )
+    # few rows and elements read by the library's indexing, whose signature switches to
+    # reading values first once a read finds one outside (the same signatures here)
+    few_rows = rng.integers(-16, 16, 8)
+    out["at few rows get"] = lambda: indexops.at(make(small))[make(few_rows)].get()
+    rows_past = np.append(few_rows[:7], 20)
+    out["at few rows get, one outside"] = lambda: indexops.at(make(small))[make(rows_past)].get()
+    counting, few_columns = np.arange(16)[:, None], rng.integers(-8, 8, (16, 3))
+    out["at elements get"] = lambda: indexops.at(make(small))[
+        make(counting), make(few_columns)
+    ].get()
+    columns_past = np.where(np.arange(48).reshape(16, 3) == 40, 9, few_columns)
+    out["at elements get, one outside"] = lambda: indexops.at(make(small))[
+        make(counting), make(columns_past)
+    ].get()
     columns = rng.integers(-1, 9, (512, 6, 1))  # some outside: clipped, or dropped
     elements = {"offset_dims": (), "collapsed_slice_dims": (1,), "slice_sizes": (1, 1)}
     out["element gather"] = lambda: indexops.gather(

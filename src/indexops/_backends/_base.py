@@ -532,12 +532,16 @@ class Backend:
         none."""
         return frozenset()
 
-    def take_elements(self, x: Array, index: tuple[Array, ...]) -> Array | None:
+    def take_elements(
+        self, x: Array, index: tuple[Array, ...], values_first: bool = False
+    ) -> Array | None:
         """``x[index]`` for a tuple of index arrays of the index dtype, one per dim of
         ``x`` (broadcasting together), where one native step reads it and checks every
         entry (negative ones count from the end, as NumPy's indexing does); ``None``
         where an entry lies outside, where the values are not on the host (nothing read)
-        or the library has no such step. Here: ``None``."""
+        or the library has no such step. ``values_first``: the caller's reads of this
+        signature found an entry outside before, so where the native check raises
+        slowly, the values are read on the host first. Here: ``None``."""
         return None
 
     def combine_elements(
@@ -555,12 +559,13 @@ class Backend:
         ``x``. Here: ``None``."""
         return None
 
-    def take_rows_checked(self, x: Array, rows: Array) -> Array | None:
+    def take_rows_checked(self, x: Array, rows: Array, values_first: bool = False) -> Array | None:
         """``x[rows]`` for an array ``rows`` of the index dtype, where one native step
         reads it and checks each row in ``[-len(x), len(x))`` (negative rows count from
         the end, as in NumPy's indexing); ``None`` where a row lies outside, where the
         values are not on the host (nothing read) or the library has no such step
-        (nothing written). Here: ``None``."""
+        (nothing written). ``values_first`` as for :meth:`take_elements`. Here:
+        ``None``."""
         return None
 
     def set_rows(

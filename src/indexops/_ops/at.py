@@ -307,13 +307,14 @@ class At:
             return _read_basic(backend, basic, self._x)
         x = self._x
         if lowering.last_row is not None and gather_mode is not GatherMode.FILL:
-            rows = _read_rows(backend, lowering.last_row, x, self._idx)
+            rows = _read_rows(lowering, x, self._idx)
             if rows is not None:
                 return rows
         if lowering.elements:  # every entry in range: the same read in every mode
-            taken = backend.take_elements(x, self._idx)
+            taken = backend.take_elements(x, self._idx, lowering.values_first)
             if taken is not None:
                 return taken
+            _took_nothing(lowering, *self._idx)
         starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=True)
         if in_range and gather_mode is GatherMode.CLIP:  # checked here: nothing to clip
             gather_mode = GatherMode.PROMISE_IN_BOUNDS
@@ -762,7 +763,17 @@ def _index_signature(x: Array, idx: Any) -> tuple[Any, ...] | None:
     and bools, which compare equal to ints.
     """
     if type(idx) is type(x):  # one index array: the common case, its signature at once
-        return None if _is_bool(idx.dtype) else signature(_ONE_ARRAY, x, idx)
+        dtype = idx.dtype
+        if _is_bool(dtype):
+            return None
+        try:  # (signature's layout, made without its list)
+            return (
+                *_ONE_ARRAY,
+                (type(x), x.shape, x.dtype, x.device),
+                (type(idx), idx.shape, dtype, idx.device),
+            )
+        except AttributeError:  # (Dask's arrays have no device)
+            return signature(_ONE_ARRAY, x, idx)
     items = idx if type(idx) is tuple else (idx,)
     static: list[Any] = [OP, type(idx) is tuple]
     arrays = []
@@ -819,6 +830,7 @@ class _Lowering:
         "plan",
         "rows_in_one_pass",
         "updates_basic",
+        "values_first",
     )
 
     def __init__(
@@ -849,6 +861,10 @@ class _Lowering:
         )
         # the library's own key for updates only: a boolean mask of whole wide rows
         self.updates_basic = basic if updates_basic is None else updates_basic
+        # whether the backend's checked reads of these rows or elements (whose own check
+        # may raise slowly: torch's) read the values on the host first; set once a read
+        # took nothing (an entry outside), so a signature pays that raise once
+        self.values_first = False
         # the core op's executor per call options (mode, combiner, ...), for a kept
         # lowering: its signature pins the types, shapes, dtypes and devices of the core
         # call's arrays, so the core's own signature and validation are skipped
@@ -947,22 +963,33 @@ def _row_mask(backend: Backend, x: Array, idx: Any) -> BasicIndex | None:
     return BasicIndex((idx, Ellipsis), ())
 
 
-def _read_rows(backend: Backend, last_row: int, x: Array, rows: Array) -> Array | None:
+def _read_rows(lowering: _Lowering, x: Array, rows: Array) -> Array | None:
     """``x[rows]`` (a new array) where one native step reads it checking every row
-    (NumPy's take; torch's own indexing of up to :data:`LIST_ENTRIES` rows read as one
-    list: negative rows from the end, as the core's gather counts them), or where
-    :func:`_rows_in_range`; else None. More rows by the backend's row take, faster there:
-    3-4x on torch from 256 rows (benchmarks/README.md, "Issue 35: a repeated `get` of one
-    array of rows, at several sizes")."""
-    taken = backend.take_rows_checked(x, rows)
+    (NumPy's take; torch's own indexing of up to :data:`LIST_ENTRIES` rows: negative rows
+    from the end, as the core's gather counts them), or where :func:`_rows_in_range`;
+    else None. More rows by the backend's row take, faster there: 3-4x on torch from 256
+    rows (benchmarks/README.md, "Issue 35: a repeated `get` of one array of rows, at
+    several sizes")."""
+    backend = lowering.backend
+    taken = backend.take_rows_checked(x, rows, lowering.values_first)
     if taken is not None:
         return taken
+    _took_nothing(lowering, rows)
+    last_row = cast(int, lowering.last_row)
     if math.prod(rows.shape) <= LIST_ENTRIES or not _rows_in_range(backend, last_row, rows):
         return None
     if rows.ndim == 1:
         return backend.take_rows(x, rows)
     taken = backend.take_rows(x, backend.reshape(rows, (-1,)))
     return backend.reshape(taken, (*rows.shape, *x.shape[1:]))
+
+
+def _took_nothing(lowering: _Lowering, *index: Array) -> None:
+    """Where the backend's checked read of ``index`` took nothing though its values are
+    on the host (an entry outside, or more than the step reads), the lowering's reads
+    find their values first from then on (:attr:`_Lowering.values_first`)."""
+    if all(lowering.backend.values_on_host(array) for array in index):
+        lowering.values_first = True
 
 
 def _rows_in_range(backend: Backend, last_row: int, rows: Array) -> bool:
