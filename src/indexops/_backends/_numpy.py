@@ -84,6 +84,7 @@ _MIN_MAX_RUNS_MIN_ELEMENTS = 2**18
 
 class NumpyBackend(HostKernels):
     name = "numpy"
+    short_keys = True
     gathers_elements = True
 
     def device(self, x: Array) -> str:

@@ -97,6 +97,7 @@ NUMPY_ALLOCATED_MIN_BYTES = 2**25
 
 class TorchBackend(HostKernels):
     name = "torch"
+    short_keys = True
     gathers_elements = True
     scatters_elements = True
     writes_check_first = False
