@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -349,3 +350,41 @@ def test_clip_moves_each_window_inside_by_the_literal_rule(xp):
     low, high = from_numpy(xp, np.array(-3)), from_numpy(xp, np.array(4))
     for starts in ((-3, 4), (low, high), (-3, high), (low, 4)):
         assert_same(indexops.dynamic_slice(matrix, starts, (2, 3)), expected)
+
+
+@pytest.mark.backends("torch")
+def test_torch_clipped_row_gather_reads_at_once_until_a_row_is_outside(monkeypatch):
+    """torch's clipped row gather of a few rows on the CPU is one ``index_select``, whose
+    own check finds a row outside; from the first such call that executor clips first (its
+    raise costs 17-20 us), while another signature's still reads at once. Every result is
+    the clipped read, float8 and uint16 as their bits."""
+    import torch
+
+    from indexops._backends._torch import TorchBackend
+
+    clipped: list[int] = []
+    method = TorchBackend.take_rows_clipped
+
+    def spy(self: Any, table: Any, rows: Any) -> Any:
+        clipped.append(rows.shape[0])
+        return method(self, table, rows)
+
+    monkeypatch.setattr(TorchBackend, "take_rows_clipped", spy)
+    table = np.arange(11.0 * 4).reshape(11, 4)
+
+    def gather(x: Any, rows: list[int]) -> Any:
+        starts = torch.tensor(rows)[:, None]
+        return indexops.gather(x, starts, **ROW_GATHER, slice_sizes=(1, 4), mode="clip")
+
+    x = torch.from_numpy(table)
+    calls = [[1, 2, 3], [1, 12, 3], [4, -1, 0], [0, 10, 9]]
+    for rows in calls:
+        assert_same(gather(x, rows), table[np.clip(rows, 0, 10)])
+    assert clipped == [3, 3, 3]  # the first read at once; from the outside row on, clipped
+    clipped.clear()
+    assert_same(gather(x, [1, 2, 3, 4]), table[[1, 2, 3, 4]])  # another signature
+    assert clipped == []
+    for dtype in (torch.uint16, torch.float8_e4m3fn):
+        bits = torch.from_numpy(table).to(torch.int64).to(dtype)
+        read = gather(bits, [5, -3, 40])
+        assert torch.equal(read.view(torch.uint8), bits[[5, 0, 10]].view(torch.uint8))

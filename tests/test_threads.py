@@ -42,6 +42,15 @@ def calls(make):
     out["row gather"] = lambda: indexops.gather(
         make(table), make(rows[:, None]), **ROW_GATHER, slice_sizes=(1, 8)
     )
+    # a few rows clipped: torch's executor reads at once until a row is outside (the
+    # same signature for both)
+    few_starts, starts_past = rows[:8, None] % 512, np.append(rows[:7] % 512, 600)[:, None]
+    out["few rows gather"] = lambda: indexops.gather(
+        make(table), make(few_starts), **ROW_GATHER, slice_sizes=(1, 8)
+    )
+    out["few rows gather, one outside"] = lambda: indexops.gather(
+        make(table), make(starts_past), **ROW_GATHER, slice_sizes=(1, 8)
+    )
     out["at add"] = lambda: indexops.at(make(table))[make(rows), 1:5].add(1.0)
     # one index array on the rows: the core's executor kept by at's lowering
     out["at rows get fill"] = lambda: indexops.at(make(table))[make(rows - 8)].get(mode="fill")

@@ -368,6 +368,9 @@ class TorchBackend(HostKernels):
     def take_rows_clipped(self, table: Array, rows: Array) -> Array:
         return self._take(table, rows, "clip")
 
+    def clipped_row_take(self) -> Callable[[Array, Array], Array]:
+        return _ClippedRowTake(self)
+
     def _take(self, table: Array, rows: Array, mode: Literal["raise", "clip"]) -> Array:
         """Above the parallel grain on the host (no autograd): on one thread NumPy's
         ``take`` on shared memory (where NumPy can view the tensors: no bfloat16, no
@@ -653,6 +656,34 @@ def _copied_in(table: Array, rows: Array, values: Array) -> Array:
         table.view(signed).index_copy_(0, rows, values.view(signed))
         return table
     return table.index_copy_(0, rows, values)
+
+
+class _ClippedRowTake:
+    """:meth:`TorchBackend.take_rows_clipped` for one executor: up to
+    :data:`LIST_ENTRIES` rows on the CPU by ``index_select`` at once, which checks every
+    row before it reads (0.8 us less than finding them in range as a list first). Its
+    ``IndexError`` for a row outside (negative ones too) costs 17-20 us: from the first,
+    this executor's calls clip as :meth:`~TorchBackend.take_rows_clipped` does. Never on a
+    GPU, whose check is a device-side assert."""
+
+    __slots__ = ("backend", "clips")
+
+    def __init__(self, backend: TorchBackend) -> None:
+        self.backend, self.clips = backend, False
+
+    def __call__(self, table: Array, rows: Array) -> Array:
+        backend = self.backend
+        if (
+            not self.clips
+            and rows.shape[0] <= LIST_ENTRIES
+            and table.dtype not in _BITS_OF  # (no index_select for them: their bits)
+            and backend.values_on_host(rows)
+        ):
+            try:
+                return table.index_select(0, rows)
+            except IndexError:
+                self.clips = True
+        return backend.take_rows_clipped(table, rows)
 
 
 def _element_numbers(backend: TorchBackend, x: Array, index: tuple[Array, ...]) -> Any:
