@@ -354,10 +354,11 @@ def test_clip_moves_each_window_inside_by_the_literal_rule(xp):
 
 @pytest.mark.backends("torch")
 def test_torch_clipped_row_gather_reads_at_once_until_a_row_is_outside(monkeypatch):
-    """torch's clipped row gather of a few rows on the CPU is one ``index_select``, whose
-    own check finds a row outside; from the first such call that executor clips first (its
-    raise costs 17-20 us), while another signature's still reads at once. Every result is
-    the clipped read, float8 and uint16 as their bits."""
+    """torch's clipped row gather on the CPU below torch's parallel grain is one
+    ``index_select``, whose own check finds a row outside; from the first such call that
+    executor clips first (its raise costs 17-20 us), while another signature's still reads
+    at once; above the grain the row take's own routes. Every result is the clipped read,
+    float8 and uint16 as their bits."""
     import torch
 
     from indexops._backends._torch import TorchBackend
@@ -383,7 +384,16 @@ def test_torch_clipped_row_gather_reads_at_once_until_a_row_is_outside(monkeypat
     assert clipped == [3, 3, 3]  # the first read at once; from the outside row on, clipped
     clipped.clear()
     assert_same(gather(x, [1, 2, 3, 4]), table[[1, 2, 3, 4]])  # another signature
+    many = [k % 11 for k in range(40)]
+    assert_same(gather(x, many), table[many])  # more rows than a list's worth: at once
     assert clipped == []
+    wide = np.arange(11.0 * 4096).reshape(11, 4096)  # 9 rows of it: above torch's grain
+    starts = torch.tensor([3] * 9)[:, None]
+    read = indexops.gather(
+        torch.from_numpy(wide), starts, **ROW_GATHER, slice_sizes=(1, 4096), mode="clip"
+    )
+    assert_same(read, wide[[3] * 9])
+    assert clipped == [9]  # the row take's own routes
     for dtype in (torch.uint16, torch.float8_e4m3fn):
         bits = torch.from_numpy(table).to(torch.int64).to(dtype)
         read = gather(bits, [5, -3, 40])

@@ -525,9 +525,10 @@ class Backend:
         (``table`` is not empty)."""
         return self.take_rows(table, self.clip(rows, 0, table.shape[0] - 1))
 
-    def clipped_row_take(self) -> Callable[[Array, Array], Array]:
-        """:meth:`take_rows_clipped` for one executor, which may keep what its calls
-        found (torch's: whether a row was outside). Here: the method itself."""
+    def clipped_row_take(self, elements: int) -> Callable[[Array, Array], Array]:
+        """:meth:`take_rows_clipped` for one executor, whose takes read ``elements``
+        elements; it may keep what its calls found (torch's: whether a row was outside).
+        Here: the method itself."""
         return self.take_rows_clipped
 
     def takes_elements(self, count: int) -> bool:

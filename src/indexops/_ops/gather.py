@@ -279,7 +279,10 @@ def _prepare(
         and parsed is not GatherMode.FILL
         and for_indices(backend, start_indices) is backend
     ):
-        take = backend.clipped_row_take() if parsed is GatherMode.CLIP else backend.take_rows
+        elements = plan.row_count * plan.rows_shape[1]
+        take = (
+            backend.clipped_row_take(elements) if parsed is GatherMode.CLIP else backend.take_rows
+        )
         run: Executor = functools.partial(_take_rows, backend, plan, take)
         # operand[rows] of a 2-D operand, the commonest gather: no reshape, cast or
         # permutation to make per call
