@@ -512,7 +512,7 @@ def test_torch_flips_contiguous_tensors_itself(monkeypatch):
     [
         ([[3], [17], [5], [39], [0], [8], [39], [22]], False),  # few, in range: no clamp
         ([[3], [-2], [5], [60]], True),  # outside: clamped
-        ([[r] for r in range(LIST_ENTRIES + 1)], True),  # in range, but more than a list
+        ([[r] for r in range(LIST_ENTRIES + 1)], False),  # in range, more than a list
     ],
     ids=["few in range", "few outside", "many"],
 )
@@ -520,9 +520,9 @@ def test_torch_flips_contiguous_tensors_itself(monkeypatch):
 def test_torch_row_gather_clamps_only_rows_not_shown_in_range(
     monkeypatch, rows, clamped, on_device
 ):
-    """``mode="clip"`` clamps the rows before ``index_select`` unless a few rows on the
-    host, read as one list, are in range; on the device paths nothing is read, so it
-    clamps (a repeated call alike)."""
+    """``mode="clip"`` on the host is one ``index_select`` of the rows, which checks them;
+    from its first row outside the executor clamps them first (a repeated call alike). On
+    the device paths nothing is read, so it clamps."""
     import torch
 
     from indexops._backends import _torch
