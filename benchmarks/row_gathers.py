@@ -5,20 +5,21 @@
 the CPU time per call and its ratio to the library's ``x[rows]`` (and to the
 ``--base-package`` copy): ``n = 8 * size`` random rows of a [4096, 16] float32 table, and
 as many rows of a [4096, 4096] one (above torch's parallel grain from 8 of them), through
-``gather``'s attributes and its ``dimension_numbers=`` form (one thread of torch).
+``gather``'s attributes and its ``dimension_numbers=`` form (jax.lax's
+``GatherDimensionNumbers``, made once; one thread of torch).
 """
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+from jax.lax import GatherDimensionNumbers
 
 from . import base_package
 from .base_package import Forms
 
-ROWS = SimpleNamespace(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+ROWS = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
 
 
 def cases(library: str, size: float, packages: dict[str, Any]) -> dict[str, tuple[Forms, Forms]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 from types import SimpleNamespace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -195,3 +195,54 @@ def test_jax_objects_unchanged():
         update_computation="add", mode=lax.GatherScatterMode.FILL_OR_DROP,
     )  # fmt: skip
     np.testing.assert_array_equal(np.asarray(by_indexops), np.asarray(by_jax))
+
+
+@pytest.mark.parametrize("op", ["gather", "scatter"])
+def test_repeat_calls_find_named_tuples_of_int_tuples_without_reading_them(op, monkeypatch):
+    """A repeat call whose ``dimension_numbers`` is a named tuple of int tuples (as
+    jax.lax's) finds its executor by that object, or by an equal one of its type, without
+    reading the fields again; other objects (a list field, a SimpleNamespace) are read on
+    every call. Every result is the reference's."""
+    from indexops._ops import gather as gather_module
+    from indexops._ops import scatter as scatter_module
+
+    module = gather_module if op == "gather" else scatter_module
+    reads: list[Any] = []
+    window_attributes = module.window_attributes
+
+    def spy(*args: Any) -> Any:
+        reads.append(args[3])
+        return window_attributes(*args)
+
+    monkeypatch.setattr(module, "window_attributes", spy)
+    operand, rows = np.arange(21.0).reshape(7, 3), np.array([[3], [0], [3]])  # (a shape of its own)
+    if op == "gather":
+        expected = operand[[3, 0, 3]]
+        fields = ((1,), (0,), (0,))
+        call = lambda numbers: indexops.gather(  # noqa: E731
+            operand, rows, dimension_numbers=numbers, slice_sizes=(1, 3)
+        )
+        kind = GatherNumbers
+    else:
+        expected = operand.copy()
+        np.add.at(expected, [3, 0, 3], np.ones((3, 3)))
+        fields = ((1,), (0,), (0,))
+        call = lambda numbers: indexops.scatter(  # noqa: E731
+            operand, rows, np.ones((3, 3)), dimension_numbers=numbers, update_computation="add"
+        )
+        kind = ScatterNumbers
+    numbers = kind(*fields)
+    for _ in range(3):
+        assert_same(call(numbers), expected)
+    assert reads == [numbers]  # the first call only
+    reads.clear()
+    assert_same(call(kind(*fields)), expected)  # an equal one
+    assert reads == []
+    names = [
+        field for _, field in (module.GATHER_FIELDS if op == "gather" else module.SCATTER_FIELDS)
+    ]
+    for other in (SimpleNamespace(**dict(zip(names, fields))), kind([1], (0,), (0,))):
+        reads.clear()
+        for _ in range(2):
+            assert_same(call(other), expected)
+        assert reads == [other, other]  # (a list field: the named tuple too)

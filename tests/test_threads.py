@@ -4,12 +4,32 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 from helpers import ROW_GATHER, ROW_SCATTER, map_in_threads
 
 import indexops
+
+
+class RowNumbers(NamedTuple):
+    """jax.lax's fields of a gather's numbers of rows."""
+
+    offset_dims: tuple[int, ...]
+    collapsed_slice_dims: tuple[int, ...]
+    start_index_map: tuple[int, ...]
+
+
+class RowScatterNumbers(NamedTuple):
+    """jax.lax's fields of a scatter's numbers of rows."""
+
+    update_window_dims: tuple[int, ...]
+    inserted_window_dims: tuple[int, ...]
+    scatter_dims_to_operand_dims: tuple[int, ...]
+
+
+ROW_NUMBERS = RowNumbers((1,), (0,), (0,))
 
 
 def calls(make):
@@ -51,6 +71,14 @@ def calls(make):
     out["few rows gather, one outside"] = lambda: indexops.gather(
         make(table), make(starts_past), **ROW_GATHER, slice_sizes=(1, 8)
     )
+    # jax.lax's dimension numbers (named tuples): the same object, and an equal new one
+    out["few rows gather by dimension_numbers"] = lambda: indexops.gather(
+        make(table), make(few_starts), dimension_numbers=ROW_NUMBERS, slice_sizes=(1, 8)
+    )
+    out["few rows add by new dimension_numbers"] = lambda: indexops.scatter(
+        make(table), make(starts_past), make(floats[:8, :8]), update_computation="add",
+        dimension_numbers=RowScatterNumbers((1,), (0,), (0,)),
+    )  # fmt: skip
     out["at add"] = lambda: indexops.at(make(table))[make(rows), 1:5].add(1.0)
     # one index array on the rows: the core's executor kept by at's lowering
     out["at rows get fill"] = lambda: indexops.at(make(table))[make(rows - 8)].get(mode="fill")

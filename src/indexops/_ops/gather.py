@@ -154,6 +154,7 @@ def gather(
         slice_sizes,
         operand_batching_dims,
         start_indices_batching_dims,
+        dimension_numbers,
     )
     static = (  # each value after its type; every bool and NumPy bool is a valid flag
         OP,
@@ -163,9 +164,12 @@ def gather(
         index_vector_dim,
         type(indices_are_sorted),
         type(unique_indices),
+        type(dimension_numbers),
     )
     facts = signature((), operand, start_indices)
-    if facts is not None and dimension_numbers is None:
+    # (other objects than jax.lax's named tuples are read on every call)
+    holds = dimension_numbers is None or isinstance(dimension_numbers, tuple)
+    if facts is not None and holds:
         found = _HELD.find(static, held, facts)
         if found is not None:
             return found(operand, start_indices, fill_value)
@@ -205,7 +209,7 @@ def gather(
     as_flag(OP, "unique_indices", unique_indices)
     key = (OP, mode, *attributes, *facts) if facts is not None and plain_ints(flat) else None
     run = executor(key, lambda: _prepare(operand, start_indices, attributes, mode))
-    if key is not None and dimension_numbers is None:
+    if key is not None and holds:
         _HELD.keep(static, held, facts, run)  # type: ignore[arg-type]
     return run(operand, start_indices, fill_value)
 

@@ -162,6 +162,7 @@ def scatter(
         scatter_dims_to_operand_dims,
         input_batching_dims,
         scatter_indices_batching_dims,
+        dimension_numbers,
     )
     static_held = (  # each value after its type (True == 1; np.True_ is a valid flag)
         OP,
@@ -174,15 +175,18 @@ def scatter(
         type(indices_are_sorted),
         type(index_vector_dim),
         index_vector_dim,
+        type(dimension_numbers),
     )
     facts = signature((), input, scatter_indices, updates)
     named = type(update_computation) in _NAMED_FORMS  # a callable is not kept (see below)
-    if facts is not None and dimension_numbers is None and named:
+    # (other objects than jax.lax's named tuples are read on every call)
+    holds = named and (dimension_numbers is None or isinstance(dimension_numbers, tuple))
+    if facts is not None and holds:
         found = _HELD.find(static_held, held, facts)
         if found is not None:
             return found(input, scatter_indices, updates, copy)
     given, index_vector_dim = window_attributes(
-        OP, SCATTER_FIELDS, held, dimension_numbers, index_vector_dim, scatter_indices
+        OP, SCATTER_FIELDS, held[:-1], dimension_numbers, index_vector_dim, scatter_indices
     )
     (
         update_window_dims,
@@ -219,7 +223,7 @@ def scatter(
             input, scatter_indices, updates, attributes, update_computation, mode, unique_indices
         ),
     )
-    if key is not None and dimension_numbers is None:
+    if key is not None and holds:
         _HELD.keep(static_held, held, facts, run)  # type: ignore[arg-type]
     return run(input, scatter_indices, updates, copy)
 

@@ -65,11 +65,13 @@ class HeldAttributes:
     arrays' facts) to the attribute tuples of the call that made the entry and its
     executor.
 
-    A call's attributes match an entry's where each is that very tuple (the entry keeps
-    it alive, so no other object has its id, and tuples cannot change), or a tuple of
-    plain ints equal to it (ints, not bools or floats: ``True == 1 == 1.0``). Anything
-    else (lists, other types, other values) misses and takes the op's validating path,
-    whose executor then replaces the entry. ``static`` is compared by value: each value
+    A call's attributes match an entry's where each is that very object (the entry keeps
+    it alive, so no other object has its id: None, a tuple, or a record of tuples such as
+    jax.lax's ``dimension_numbers``, a named tuple, which cannot change), a tuple of plain
+    ints equal to it (ints, not bools or floats: ``True == 1 == 1.0``), or a record of
+    its type whose fields are such tuples or ints, equal to it. Anything else (lists,
+    other types, other values) misses and takes the op's validating path, whose executor
+    then replaces the entry. ``static`` is compared by value: each value
     after its type, so that an array compared with a string or an int with a bool never
     decides. Bounded as :func:`executor`'s table; safe from many threads (a lookup is one
     ``dict.get``, an insert takes the table's lock).
@@ -97,9 +99,7 @@ class HeldAttributes:
         if all(map(operator.is_, kept, held)):  # the very tuples: the common repeat
             return found[1]
         for mine, given in zip(kept, held):
-            if mine is not given and not (
-                type(given) is tuple and mine == given and _INT.issuperset(map(type, given))
-            ):
+            if mine is not given and not _equal_and_frozen(mine, given):
                 return None
         return found[1]
 
@@ -107,9 +107,10 @@ class HeldAttributes:
         self, static: tuple[Any, ...], held: tuple[Any, ...], facts: tuple[Any, ...], run: Executor
     ) -> None:
         """Keep ``run`` for calls like this one: only where every attribute in ``held``
-        is a tuple (a list could change between calls), which the caller validated as
-        plain ints (its :func:`executor` key was not None)."""
-        if not _TUPLE.issuperset(map(type, held)) or torch_is_compiling() or not KEEPING.get():
+        is None, a tuple, which the caller validated as plain ints (its :func:`executor`
+        key was not None), or a record of such tuples (a list could change between
+        calls)."""
+        if not all(map(_unchanging, held)) or torch_is_compiling() or not KEEPING.get():
             return
         key = (*static, *facts)
         try:
@@ -122,7 +123,29 @@ class HeldAttributes:
             self._table[key] = (held, run)
 
 
-_TUPLE = frozenset({tuple})
+def _unchanging(value: Any) -> bool:
+    """Whether ``value`` is None, a tuple or a record of ints and tuples of ints."""
+    return value is None or type(value) is tuple or _record(value)
+
+
+def _record(value: Any) -> bool:
+    """Whether ``value`` is a named tuple (no attributes of its own, as jax.lax's
+    dimension numbers) whose fields are ints or tuples of plain ints."""
+    if not isinstance(value, tuple) or type(value) is tuple or hasattr(value, "__dict__"):
+        return False
+    for field in value:
+        kind = type(field)
+        if kind is not int and not (kind is tuple and _INT.issuperset(map(type, field))):
+            return False
+    return True
+
+
+def _equal_and_frozen(kept: Any, given: Any) -> bool:
+    """Whether ``given`` stands for the attribute ``kept``: a tuple of plain ints or a
+    :func:`_record` of ``kept``'s type, equal to it."""
+    if type(given) is tuple:
+        return kept == given and _INT.issuperset(map(type, given))
+    return type(given) is type(kept) and kept == given and _record(given)
 
 
 def kept_in(
