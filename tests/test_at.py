@@ -1299,3 +1299,35 @@ def test_repeated_updates_of_rows_in_range_keep_every_check(xp, backend):
             with pytest.raises(indexops.IndexOpsValueError, match="copy"):
                 indexops.at(x)[rows].add(1.0, copy=False)
     assert_same(x, np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_a_few_rows_counted_from_the_end_once_read(library):
+    """The host's ``few_rows_from_end``: up to 16 rows in ``[-n, n)`` with each negative
+    one counted from the end, in the rows' shape, and whether they are distinct once
+    counted (-1 and n - 1 are the same row); ``None`` for a row outside or more rows."""
+    from indexops._backends import backend_for
+
+    torch = pytest.importorskip("torch") if library == "torch" else None
+
+    def array(values: Any, dtype: str = "int64") -> Any:
+        found = np.array(values, dtype=dtype)
+        return found if torch is None else torch.from_numpy(found.astype(np.int64))
+
+    backend = backend_for("test", x=array([0]))
+    cases = [
+        ([3, -17, 5, -64, 63], [3, 47, 5, 0, 63], True),
+        ([3, -1, 63], [3, 63, 63], False),
+        ([[2, -2], [-62, 1]], [[2, 62], [2, 1]], False),
+        ([1, 2, 3], [1, 2, 3], True),
+    ]
+    dtypes = ["int64"] + ([">i8"] if torch is None else [])  # (NumPy's other byte order)
+    for (asked, counted, distinct), dtype in [(c, d) for c in cases for d in dtypes]:
+        rows, expected = array(asked, dtype), np.array(counted)
+        found, unique = backend.few_rows_from_end(rows, 64)
+        got = np.asarray(found) if torch is None else found.numpy()
+        np.testing.assert_array_equal(got, expected)
+        assert got.shape == expected.shape and got.dtype.kind == "i"
+        assert unique is distinct, asked
+    for outside in ([1, 64], [-65, 0], [0] * 17):
+        assert backend.few_rows_from_end(array(outside), 64) is None
