@@ -1,22 +1,27 @@
 """``at`` per call, against array-api-extra's ``at`` and the library's own expression.
 
 ``python -m benchmarks.at_calls [--rounds 15] [--backend numpy,torch] [--threads N] [--cpu]
-[--calls set,add,...] [--base-package NAME]`` prints one table per backend: for each method
-on a small call (8 rows of a [64, 16] float64 table; ``get``, ``set`` and ``add`` also of
-rows three of which count from the end; ``get``, ``add`` and ``set`` of NumPy's
-``take_along_axis`` idiom ``x[arange(64)[:, None], idx]``, 3 columns per row) and for a
-strided read (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call of
-``indexops.at``, of array-api-extra's ``at`` (``copy=True``, where it has the method) and
-of the native expression, and the ratio of ``at`` to each, sampled alternately
+[--calls set,add,...] [--kernels off] [--base-package NAME]`` prints one table per backend:
+for each method on a small call (8 rows of a [64, 16] float64 table; ``get``, ``set`` and
+``add`` also of rows three of which count from the end; ``get``, ``add`` and ``set`` of
+NumPy's ``take_along_axis`` idiom ``x[arange(64)[:, None], idx]``, 3 columns per row) and
+for a strided read (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call
+of ``indexops.at``, of array-api-extra's ``at`` (``copy=True``, where it has the method)
+and of the native expression, and the ratio of ``at`` to each, sampled alternately
 (:mod:`.interleaved`). ``--cpu`` times in CPU time (``time.thread_time``); ``--calls``
-keeps the named calls only; ``--base-package`` adds the ``at`` of another copy of indexops
-importable under that name (the source of a base commit, for before/after in one
-process).
+keeps the named calls only; numba's kernels are loaded first (what a process has after
+a large call: small calls never start their load, but use them once loaded), or, with
+``--kernels off``, kept off (a process before its first large call, or without numba);
+``--base-package`` adds the ``at`` of another
+copy of indexops importable under that name (the source of a base commit, for
+before/after in one process).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -182,7 +187,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cpu", action="store_true", help="time in CPU time (thread_time)")
     parser.add_argument("--calls", default="", help="the calls to time (default: all)")
+    parser.add_argument("--kernels", choices=("loaded", "off"), default="loaded")
     args, base = base_package.parse(parser, argv)
+    found = base_package.packages(base, kernels=args.kernels == "loaded")
+    with contextlib.ExitStack() as kept_off:
+        if args.kernels == "off":
+            for package in found.values():
+                testing = importlib.import_module(f"{package.__name__}._testing")
+                kept_off.enter_context(testing.without_kernels())
+        _tables(args, base)
+    return 0
+
+
+def _tables(args: argparse.Namespace, base: Any) -> None:
+    """Print the table of each library of ``args.backend``."""
     clock = time.thread_time if args.cpu else time.perf_counter
     chosen = set(args.calls.split(",")) if args.calls else None
     if args.threads and "torch" in args.backend:
@@ -194,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         cases = small_calls(xp, library, base)
         if chosen is None or "strided read" in chosen:
             cases["strided read"] = strided_read(xp, library)
-        print(f"\n{library}: median of {args.rounds} interleaved rounds")
+        print(f"\n{library}: median of {args.rounds} interleaved rounds (kernels {args.kernels})")
         print(
             "| call | at | array-api-extra | native | base | at / array-api-extra "
             "| at / native | at / base |"
@@ -208,7 +226,6 @@ def main(argv: list[str] | None = None) -> int:
             ratios = " | ".join(f"{times['at'] / t:.2f}" if t else "-" for t in others)
             cells = " | ".join(_us(t) for t in [times["at"], *others])
             print(f"| {name} | {cells} | {ratios} |")
-    return 0
 
 
 def _namespace(library: str) -> Any:

@@ -18,7 +18,7 @@ import pytest
 from helpers import comparable, map_in_threads, to_numpy
 
 import indexops
-from indexops._testing import generic_only
+from indexops._testing import generic_only, without_kernels
 
 torch = pytest.importorskip("torch")
 
@@ -116,6 +116,8 @@ def test_element_tuples_equal_the_generic_path(library, dtype, method):
         )),
         ((9, 3), (np.array([4]), np.array([2]))),
         ((9, 3), (np.array(4), np.array(2))),  # 0-d arrays: a 0-d array
+        # few repeated elements of a large x (a replace's last writes by a sort)
+        ((64, 40), (np.array([[5], [5], [9]]), np.array([[1, 1, 3]]))),
     ]  # fmt: skip
     takes = METHODS[method][LIBRARIES.index(library)]
     for (shape, index), copy in itertools.product(cases, (True, False)):
@@ -131,6 +133,12 @@ def test_element_tuples_equal_the_generic_path(library, dtype, method):
         (y,) = arrays(library, values)
         with generic_only(), np.errstate(invalid="ignore", over="ignore"):
             expected = call(library, method, x_expected, tuple(ids), y, copy)
+        if method == "set":  # (NumPy's way of finding the last writes, then the kernels')
+            x_numpy = arrays(library, table.copy())[0]
+            with without_kernels(), element_steps() as taken:
+                got = call(library, method, x_numpy, tuple(ids), y, copy)
+            np.testing.assert_array_equal(as_bits(library, got), as_bits(library, expected))
+            assert len(taken) == 1, taken
         with element_steps() as taken, np.errstate(invalid="ignore", over="ignore"):
             got = call(library, method, x, tuple(ids), y, copy)
         assert type(got) is type(expected) and got.dtype == expected.dtype
@@ -210,22 +218,67 @@ def test_numpy_byte_orders_and_extension_dtypes():
             expected = indexops.at(table)[index].add(values)
         with element_steps() as taken:
             got = indexops.at(table)[index].add(values)
+            written = indexops.at(table)[index].set(values)
             read = indexops.at(table)[index].get()
             one = indexops.at(table)[np.array(3), np.array(-1)].get()  # (0-d, from the end)
         assert got.dtype == expected.dtype == table.dtype
         np.testing.assert_array_equal(got.astype(np.float64), expected.astype(np.float64))
+        with generic_only():
+            expected = indexops.at(table)[index].set(values)
+        assert written.dtype == table.dtype
+        np.testing.assert_array_equal(written.view(np.uint8), expected.view(np.uint8))
         np.testing.assert_array_equal(read.astype(np.float64), table[index].astype(np.float64))
         assert read.dtype == table.dtype
         assert type(one) is np.ndarray and one.shape == () and one.dtype == table.dtype
         assert one.astype(np.float64) == table[3, -1].astype(np.float64)
-        assert taken == ["numpy combine_elements"] + ["numpy take_elements"] * 2
+        assert taken == ["numpy combine_elements"] * 2 + ["numpy take_elements"] * 2
+
+
+@pytest.mark.parametrize("kernels", [False, True], ids=["numpy", "kernels"])
+@pytest.mark.parametrize("size", [1, 5, 511, 512, 513, 4096])
+def test_a_replace_leaves_each_element_its_last_write(size, kernels):
+    """``put_in_order`` by the kernels' pass, and without them by a scatter of positions up
+    to ``OWNERS_PER_WRITE`` elements per write and by a sort above: each element holds
+    the value of its last write (8 writes, all repeated, none, or some), in whatever order
+    ``put`` would apply repeats; a big-endian ``out`` keeps its byte order, read-only
+    values and values that view ``out`` are read before the write."""
+    from indexops._backends._host import OWNERS_PER_WRITE, load_kernels, put_in_order
+
+    compiled = load_kernels() if kernels else None
+    if kernels and compiled is None:
+        pytest.skip("numba is not installed (the fast extra)")
+    assert OWNERS_PER_WRITE * 8 == 512
+    rng = np.random.default_rng(size)
+    drawn = [np.full(8, size - 1), np.arange(8) % size, rng.integers(0, size, 8)]
+    for numbers, dtype in itertools.product(drawn, ("float64", ">f8")):
+        out = np.arange(size, dtype=dtype)
+        expected = out.copy()
+        read_only = rng.standard_normal(8).astype(dtype)
+        read_only.flags.writeable = False
+        viewing = out[:8] if size >= 8 else np.zeros(8, dtype)  # (out's own elements)
+        for values in (read_only, viewing):
+            for number, value in zip(numbers.tolist(), values.copy().tolist()):
+                expected[number] = value
+            if compiled is not None:
+                assert compiled.put_in_order(out, numbers, values)  # (taken)
+            else:
+                with without_kernels():
+                    put_in_order(out, numbers, values)
+            np.testing.assert_array_equal(out, expected)
+            assert out.dtype == np.dtype(dtype)
+    if compiled is not None:  # a number outside: refused before the first write
+        with pytest.raises(IndexError):
+            compiled.put_in_order(out, np.array([0, size]), np.ones(2, out.dtype))
+        np.testing.assert_array_equal(out, expected)
+        strided = np.zeros((size + 1, 2))[:, 0]  # (not C-contiguous: not taken)
+        assert not compiled.put_in_order(strided, np.array([0]), np.ones(1))
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float8_e4m3fn", "uint16"])
 def test_torch_reads_and_adds_of_its_own_types(dtype):
-    """torch's ``take`` and ``put_`` have no kernel for float8 or the wide unsigned types:
-    their bits are read and replaced; bfloat16 and float16 are added as the general path
-    adds them."""
+    """torch's ``take`` has no kernel for float8 or the wide unsigned types, and NumPy
+    no type for bfloat16 and float8: their bits are read and replaced; bfloat16 and
+    float16 are added as the general path adds them."""
     torch_dtype = getattr(torch, dtype)
     table = torch.arange(40, dtype=torch.float32).reshape(8, 5)
     x = table.to(torch.int64).to(torch_dtype) if dtype == "uint16" else table.to(torch_dtype)
@@ -275,27 +328,37 @@ def test_torch_autograd_and_strided_x_take_the_general_path():
 
 @pytest.mark.parametrize("library", LIBRARIES)
 def test_element_steps_from_many_threads(library):
-    """Reads and adds of one signature from eight threads switching every microsecond,
-    in place into each thread's own ``x`` and into copies: every result the serial one."""
+    """Reads, adds and replaces (repeated elements) of one signature from eight threads
+    switching every microsecond, in place into each thread's own ``x`` and into copies,
+    with the kernels and without: every result the serial one."""
     rng = np.random.default_rng(11)
     table = rng.standard_normal((32, 8))
     index = (np.arange(32)[:, None], rng.integers(0, 8, (32, 4)))
     values = rng.standard_normal((32, 4))
     expected = table.copy()
     np.add.at(expected, index, values)
+    replaced = table.copy()
+    for at_position, value in zip(zip(*(i.reshape(-1) for i in np.broadcast_arrays(*index))),
+                                  values.reshape(-1)):  # fmt: skip
+        replaced[at_position] = value
 
     def work(k: int):
         x, r, c, y = arrays(library, table.copy(), *index, values)
         read = indexops.at(x)[r, c].get()
+        with contextlib.nullcontext() if k % 4 < 2 else without_kernels():
+            written = indexops.at(x)[r, c].set(y, copy=k % 2 == 0)
+        written = to_numpy(written).copy()
+        x = arrays(library, table.copy())[0]
         added = indexops.at(x)[r, c].add(y, copy=k % 2 == 0)
-        return to_numpy(read), to_numpy(added)
+        return to_numpy(read), written, to_numpy(added)
 
     with element_steps() as taken:
         results = map_in_threads(work, range(64), threads=8)
-    for read, added in results:
+    for read, written, added in results:
         np.testing.assert_array_equal(read, table[index])
+        np.testing.assert_array_equal(written, replaced)
         np.testing.assert_array_equal(added, expected)
-    assert len(taken) == 128
+    assert len(taken) == 192
 
 
 @pytest.mark.parametrize("library", LIBRARIES)

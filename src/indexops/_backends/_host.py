@@ -28,6 +28,11 @@ _UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 # host paths").
 LIST_ENTRIES = 16
 
+# put_in_order finds the last writers by a scatter into one entry per element of the
+# array written where it has at most this many per write, else by a sort (measured:
+# benchmarks/README.md, "The last writes")
+OWNERS_PER_WRITE = 64
+
 
 # at's index tuples up to this many elements go to the library's own element steps
 # (take_elements, combine_elements) rather than the element plans and their kernels:
@@ -123,17 +128,36 @@ def element_numbers(views: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarr
         return None
 
 
-def last_writes(numbers: np.ndarray) -> np.ndarray | None:
-    """The positions in the 1-D ``numbers`` of each number's last occurrence, the writes
-    a replace in order leaves (in the numbers' order); ``None`` where none repeats (every
-    position). One stable sort: 2.7-3.6 us for up to 200 numbers (the methods and
-    ``count_nonzero``: 1.3 us less than NumPy's functions, fancy indexing and ``all``)."""
+def put_in_order(out: np.ndarray, numbers: np.ndarray, values: np.ndarray) -> None:
+    """``out.flat[numbers[k]] = values[k]`` for each ``k`` in order, the last write of
+    a repeated number winning: by the kernels' one pass where they have loaded (none
+    is loaded for this; :func:`~indexops._backends._kernels.put_in_order`), else by
+    ``put`` of each element's last writer's value, found without relying on the order
+    ``put`` applies repeats in. The last writers: for an ``out`` of at most
+    :data:`OWNERS_PER_WRITE` elements per number, the maximum position of each
+    element's writes, scattered by ``np.maximum.at`` (2.3-3.6 us for 8-192 numbers,
+    0.33-0.72 of the sort below up to that size, 1.5-3.1 from 8 times more); else one
+    stable sort, whose runs end at each number's last occurrence.
+
+    ``numbers`` and ``values`` are 1-D and in ``[0, out.size)`` (the caller's check)."""
+    compiled = loaded_kernels()
+    if compiled is not None and compiled.put_in_order(out, numbers, values):
+        return
+    if out.size <= OWNERS_PER_WRITE * numbers.size:
+        owners = np.zeros(out.size, dtype=np.intp)
+        np.maximum.at(owners, numbers, np.arange(numbers.size))
+        out.put(numbers, values.take(owners.take(numbers)))
+        return
     order = numbers.argsort(kind="stable")
     ordered = numbers.take(order)
     last = np.empty(ordered.size, dtype=bool)
     last[-1:] = True
     np.not_equal(ordered[1:], ordered[:-1], out=last[:-1])
-    return None if np.count_nonzero(last) == last.size else order.compress(last)
+    if np.count_nonzero(last) == last.size:  # none repeats
+        out.put(numbers, values)
+        return
+    kept = order.compress(last)
+    out.put(numbers.take(kept), values.take(kept))
 
 
 def holds_zero(x: np.ndarray) -> bool:

@@ -717,6 +717,41 @@ def apply_rows(
     )
 
 
+def put_in_order(out: Array, numbers: Array, values: Array) -> bool:
+    """``out.flat[numbers[k]] = values[k]`` for each ``k`` in order (the last write of a
+    repeated number wins), by the row replace's loop on ``out`` as one column of bits:
+    1.0 us for 192 numbers, where NumPy's way takes 3.6 (``_host.put_in_order``). Every
+    number is checked against ``out`` before the first write (:class:`IndexError` for one
+    outside, ``out`` as it was), and ``values`` that share memory with ``out`` are read
+    before it is written. False, nothing written, where no kernel takes them: ``out``
+    not C-contiguous or of an element size no unsigned type has, ``values`` of another
+    dtype, ``numbers`` not int64; their thread is the caller's (few elements)."""
+    dtype = out.dtype
+    kind = _arithmetic_type(dtype, None)  # (its bits: cached)
+    if (
+        kind is None
+        or kind.itemsize != dtype.itemsize
+        or not out.flags.c_contiguous
+        or values.dtype != dtype
+        or numbers.dtype != _INDEX_TYPES[0]
+    ):
+        return False
+    table = out.reshape(-1, 1).view(kind)
+    rows, column = numbers, np.ascontiguousarray(values).reshape(-1, 1).view(kind)
+    if not (rows.flags.writeable and column.flags.writeable):  # (another type to numba)
+        rows, column = _read_first(None, rows, column)
+    bad = _replace_rows(table, rows, column, 0, len(table), False, _CHECKED_STOP)
+    if bad == SHARED:  # (a copy of each: read before the write)
+        rows, column = np.array(rows, copy=True), np.array(column, copy=True)
+        bad = _replace_rows(table, rows, column, 0, len(table), False, _CHECKED_STOP)
+    if bad >= 0:
+        raise index_out_of_bounds(rows[bad], 0, len(table))
+    return True
+
+
+_CHECKED_STOP = STOP + CHECK_FIRST
+
+
 def row_plan(dtype: np.dtype, how: Named | None, shape: tuple[int, ...]) -> RowPlan | None:
     """:func:`apply_rows` decided for tables of ``dtype`` and 2-D ``shape`` and the
     combiner ``how``; ``None`` where no kernel combines ``dtype`` so."""

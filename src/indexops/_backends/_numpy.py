@@ -24,7 +24,7 @@ from ._host import (
     element_numbers,
     holds_zero,
     kernels_expected,
-    last_writes,
+    put_in_order,
     rows_increase,
     zero_rows,
 )
@@ -196,17 +196,15 @@ class NumpyBackend(HostKernels):
     ) -> Array | None:
         # ufunc.at checks every entry before it writes (an IndexError leaves x as it was)
         # and applies repeated elements in order; a replace puts the last write of each
-        # element at its flat number
+        # element at its flat number, found in range first
         if not all(self.values_on_host(a) for a in index):
             return None
         if how is None:
             numbers = element_numbers(list(index), tuple(x.shape))
             if numbers is None:
                 return None
-            flat, values = numbers.reshape(-1), values.reshape(-1)
-            last = last_writes(flat)
             out = x.copy() if copy else x
-            out.put(flat if last is None else flat[last], values if last is None else values[last])
+            put_in_order(out, numbers.reshape(-1), values.reshape(-1))
             return out
         out = x.copy() if copy else x
         try:
