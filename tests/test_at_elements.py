@@ -153,17 +153,21 @@ def test_element_tuples_equal_the_generic_path(library, dtype, method):
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
-@pytest.mark.parametrize("method", ["get", "add"])
+@pytest.mark.parametrize("method", ["get", "add", "set"])
 def test_entries_outside_or_negative_take_the_general_path(library, method):
-    """Negative entries (counted from the end), entries outside (``get`` clips, the
-    updates drop them by default, ``promise_in_bounds`` raises with ``x`` as it was) and
-    a broken promise on one of the index arrays: the general path's results, the library's
-    step declining before it writes anything."""
+    """Negative entries (counted from the end: by the general path, or a replace's
+    compiled pass), entries outside (``get`` clips, the updates drop them by default,
+    ``promise_in_bounds`` raises with ``x`` as it was) and a broken promise on one of the
+    index arrays: the general path's results, the library's step declining before it
+    writes anything."""
     table = np.arange(6.0 * 4).reshape(6, 4)
     rows = np.arange(6)[:, None]
-    for columns in (np.array([[0, -1]] * 6), np.array([[0, 4]] * 6), np.array([[9, 2]] * 6)):
+    for columns in (
+        np.array([[0, -1]] * 6), np.array([[-4, -4]] * 6), np.array([[0, 4]] * 6),
+        np.array([[9, 2]] * 6), np.array([[-5, 2]] * 6),
+    ):  # fmt: skip
         x, r, c = arrays(library, table.copy(), rows, columns)
-        (y,) = arrays(library, np.ones((6, 2)))
+        (y,) = arrays(library, np.arange(12.0).reshape(6, 2))
         with generic_only():
             expected = call(library, method, arrays(library, table.copy())[0], (r, c), y, False)
         got = call(library, method, x, (r, c), y, False)
@@ -272,6 +276,65 @@ def test_a_replace_leaves_each_element_its_last_write(size, kernels):
         np.testing.assert_array_equal(out, expected)
         strided = np.zeros((size + 1, 2))[:, 0]  # (not C-contiguous: not taken)
         assert not compiled.put_in_order(strided, np.array([0]), np.ones(1))
+
+
+def test_the_pairs_pass_writes_in_order_what_numpy_assigns():
+    """``replace_pairs`` (two index arrays into a 2-D ``x``, compiled): the writes of
+    ``x[rows, columns] = values`` in order (the last of a repeated element wins), entries
+    from the end counted, for broadcast, 1-D, 0-d, int32, read-only and strided index
+    arrays, read-only values, a big-endian and an int64 ``x`` whose own memory holds the
+    indices or the values; an entry outside leaves ``x`` as it was; arrays it does not
+    take (3-D indices, uint64 ones, a strided ``x``, values of another dtype or shape)
+    are refused with nothing written."""
+    from indexops._backends._host import load_kernels
+
+    compiled = load_kernels()
+    if compiled is None:
+        pytest.skip("numba is not installed (the fast extra)")
+    rng = np.random.default_rng(8)
+
+    def expected_of(x, rows, columns, values):
+        expected = x.copy()
+        rows, columns = np.broadcast_arrays(rows, columns)
+        for r, c, v in zip(rows.reshape(-1), columns.reshape(-1), values.copy().reshape(-1)):
+            expected[r, c] = v
+        return expected
+
+    read_only = rng.integers(-5, 5, (6, 1))
+    read_only.flags.writeable = False
+    strided = rng.integers(0, 5, (6, 8))[:, ::2]
+    cases = [
+        (np.arange(6)[:, None], rng.integers(-5, 5, (6, 4))),
+        (rng.integers(-6, 6, 7), rng.integers(0, 5, 7).astype(np.int32)),
+        (np.array(-1), np.array(3)),
+        (read_only, strided),
+    ]
+    for (rows, columns), dtype in itertools.product(cases, ("float64", ">f4", "int16")):
+        x = (rng.standard_normal((6, 5)) * 9).astype(dtype)
+        shape = np.broadcast_shapes(rows.shape, columns.shape)
+        values = np.array(rng.standard_normal(shape) * 9, dtype=dtype)
+        values.flags.writeable = False
+        expected = expected_of(x, rows, columns, values)
+        assert compiled.replace_pairs(x, rows, columns, values)
+        np.testing.assert_array_equal(x, expected)
+    x = np.arange(30, dtype=np.int64).reshape(6, 5) % 5  # (its own rows and columns)
+    expected = expected_of(x, x[:, :1], x[:1, :], x[:, ::-1])
+    assert compiled.replace_pairs(x, x[:, :1], x[:1, :], x[:, ::-1])
+    np.testing.assert_array_equal(x, expected)
+    x = np.arange(30.0).reshape(6, 5)
+    for refused in (
+        (np.array([[0, 6]]), np.array([[1, 1]]), np.ones((1, 2))),  # outside
+        (np.array([[0, -7]]), np.array([[1, 1]]), np.ones((1, 2))),
+        (np.zeros((1, 1, 2), np.int64), np.zeros(2, np.int64), np.ones((1, 1, 2))),
+        (np.zeros(2, np.uint64), np.zeros(2, np.int64), np.ones(2)),
+        (np.zeros(2, np.int64), np.zeros(2, np.int64), np.ones(2, np.float32)),
+        (np.zeros(2, np.int64), np.zeros(2, np.int64), np.ones(3)),
+    ):
+        assert not compiled.replace_pairs(x, *refused)
+        np.testing.assert_array_equal(x, np.arange(30.0).reshape(6, 5))
+    assert not compiled.replace_pairs(
+        np.zeros((6, 10))[:, ::2], np.zeros(2, np.int64), np.zeros(2, np.int64), np.ones(2)
+    )
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float8_e4m3fn", "uint16"])

@@ -232,7 +232,8 @@ def test_a_process_that_ends_while_the_kernels_load_ends_cleanly():
 def common_calls() -> None:
     """Calls of kernel size of the common dtypes: row writes of float32, int64 and
     bfloat16 (moved as bits), element gathers clipped, filled and counted from the end
-    with int64 and int32 indices, and an element scatter."""
+    with int64 and int32 indices, and an element scatter; and the replace of a few
+    elements (two index arrays and three) of those moved as bits."""
     import ml_dtypes
 
     rows = np.arange(2048)[:, None] % 1024
@@ -247,6 +248,13 @@ def common_calls() -> None:
             indexops.at(x)[np.arange(256)[:, None], idx].get(mode=mode)
     ones = np.ones((256, 16))
     onnx.scatter_elements(ones, ones.astype(np.int64), ones, axis=1, reduction="add")
+    columns = np.arange(64 * 3).reshape(64, 3) % 16  # a few elements replaced
+    for dtype in (np.float64, np.int32, ml_dtypes.bfloat16):
+        table = np.zeros((64, 16), dtype)
+        indexops.at(table)[np.arange(64)[:, None], columns].set(np.ones((64, 3), dtype))
+        indexops.at(table.reshape(4, 16, 16))[
+            np.arange(4)[:, None, None], np.array(2), columns[:4]
+        ].set(np.ones((4, 1, 3), dtype))
 
 
 def test_common_calls_use_the_signatures_compiled_ahead(monkeypatch):
@@ -271,7 +279,8 @@ def test_common_calls_use_the_signatures_compiled_ahead(monkeypatch):
                   _kernels._TAKE_LAST):  # fmt: skip
         for key, kernel in list(table.items()):
             monkeypatch.setitem(table, key, recorded(kernel))
-    for name in ("_take_along", "_counting_up", "_largest_unsigned"):
+    for name in ("_take_along", "_counting_up", "_largest_unsigned", "_replace_pairs",
+                 "_replace_rows"):  # fmt: skip
         monkeypatch.setattr(_kernels, name, recorded(getattr(_kernels, name)))
     common_calls()
     assert used - ahead == set()

@@ -128,6 +128,26 @@ def element_numbers(views: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarr
         return None
 
 
+def replace_elements(
+    x: np.ndarray, index: tuple[np.ndarray, ...], values: np.ndarray, copy: bool
+) -> np.ndarray | None:
+    """``x`` (in place) or a copy with ``x[index] = values`` written in order, the last
+    write of a repeated element winning, where every entry of the index arrays (one per
+    dim of ``x``, broadcast to ``values``' shape) lies in range: the kernels' pass for
+    two arrays into a 2-D ``x`` (which counts negative entries from the end), else
+    :func:`put_in_order` at the element numbers. ``None``, nothing written, where an
+    entry lies outside (negative ones too, but in that pass)."""
+    out = x.copy() if copy else x
+    compiled = loaded_kernels()
+    if compiled is not None and len(index) == 2 and compiled.replace_pairs(out, *index, values):
+        return out
+    numbers = element_numbers(list(index), tuple(x.shape))
+    if numbers is None:
+        return None
+    put_in_order(out, numbers.reshape(-1), values.reshape(-1))
+    return out
+
+
 def put_in_order(out: np.ndarray, numbers: np.ndarray, values: np.ndarray) -> None:
     """``out.flat[numbers[k]] = values[k]`` for each ``k`` in order, the last write of
     a repeated number winning: by the kernels' one pass where they have loaded (none

@@ -384,6 +384,36 @@ _TUPLE_KERNELS = {
 
 
 @_kernel
+def _replace_pairs(table: Array, rows: Array, columns: Array, values: Array) -> int:
+    """``table[rows[i, j], columns[i, j]] = values[i, j]`` for each ``(i, j)`` of
+    ``values`` in row-major order (the last write of a repeated element wins), ``rows``
+    and ``columns`` broadcast to its shape (a dim of one repeats) and counted from the
+    end where negative: NumPy's ``table[rows, columns] = values``, repeats in order.
+    Every pair is placed before the first write: the flat position in ``values`` of the
+    first outside ``table``, with nothing written, or -1 once written; :data:`SHARED`,
+    nothing written, where ``rows``, ``columns`` or ``values`` may share memory with
+    ``table``."""
+    n, m = table.shape
+    p, q = values.shape
+    if _overlaps(table, values) or _overlaps(table, rows) or _overlaps(table, columns):
+        return SHARED
+    row_i, row_j = int(rows.shape[0] != 1), int(rows.shape[1] != 1)
+    column_i, column_j = int(columns.shape[0] != 1), int(columns.shape[1] != 1)
+    for i in range(p):
+        for j in range(q):
+            r = _position(rows[i * row_i, j * row_j], n, n, STOP)
+            c = _position(columns[i * column_i, j * column_j], m, m, STOP)
+            if r < 0 or c < 0:
+                return i * q + j
+    for i in range(p):
+        for j in range(q):
+            r = _position(rows[i * row_i, j * row_j], n, n, STOP)
+            c = _position(columns[i * column_i, j * column_j], m, m, STOP)
+            table[np.uint64(r), np.uint64(c)] = values[i, j]
+    return -1
+
+
+@_kernel
 def _take_along(
     x: Array, indices: Array, out: Array, wrap: bool, outside: int, fill: Array, lo: int, hi: int
 ) -> int:
@@ -752,6 +782,59 @@ def put_in_order(out: Array, numbers: Array, values: Array) -> bool:
 _CHECKED_STOP = STOP + CHECK_FIRST
 
 
+def replace_pairs(out: Array, rows: Array, columns: Array, values: Array) -> bool:
+    """``out[rows, columns] = values`` for a 2-D ``out`` and index arrays of up to two
+    dims, as NumPy assigns them (entries counted from the end where negative, the
+    arrays broadcast) with repeated elements written in order (the last write wins), by
+    one compiled pass: :func:`_replace_pairs`, on ``out``'s bits. True once written;
+    False, nothing written, where an entry lies outside its dim or no kernel takes these
+    arrays (``out`` not C-contiguous or of an element size no unsigned type has,
+    ``values`` of another dtype or not of the arrays' broadcast shape, indices of more
+    dims or not of int64 or a narrower integer type). Index arrays and values that may
+    share memory with ``out`` are read before it is written."""
+    dtype = out.dtype
+    kind = _arithmetic_type(dtype, None)  # (its bits: cached)
+    if (
+        kind is None
+        or kind.itemsize != dtype.itemsize
+        or not out.flags.c_contiguous
+        or values.dtype != dtype
+    ):
+        return False
+    rows, columns = _pair_indices(rows), _pair_indices(columns)
+    if rows is None or columns is None:
+        return False
+    (p, q), (r, t) = rows.shape, columns.shape
+    shape = (p if p != 1 else r, q if q != 1 else t)
+    if values.shape != shape[2 - values.ndim :] or values.size != shape[0] * shape[1]:
+        return False
+    column = np.ascontiguousarray(values).reshape(shape).view(kind)
+    if not column.flags.writeable:  # (another type to numba)
+        column = column.copy()
+    table = out.view(kind)
+    bad = _replace_pairs(table, rows, columns, column)
+    if bad == SHARED:  # (a copy of each: read before the write)
+        bad = _replace_pairs(table, rows.copy(), columns.copy(), column.copy())
+    return bool(bad == -1)
+
+
+def _pair_indices(indices: Array) -> Array | None:
+    """``indices`` as :func:`_replace_pairs` takes them: int64, two dims (leading dims
+    of one added), C-contiguous and writeable (copies where they are not); ``None`` for
+    more dims or another dtype than :func:`_int64` takes."""
+    if indices.ndim > 2:
+        return None
+    if indices.dtype != _INDEX_TYPES[0]:
+        indices = _int64(indices)
+        if indices is None:
+            return None
+    if indices.ndim < 2:
+        indices = indices.reshape((1,) * (2 - indices.ndim) + indices.shape)
+    if not (indices.flags.c_contiguous and indices.flags.writeable):
+        indices = np.array(indices, order="C", copy=True)
+    return indices
+
+
 def row_plan(dtype: np.dtype, how: Named | None, shape: tuple[int, ...]) -> RowPlan | None:
     """:func:`apply_rows` decided for tables of ``dtype`` and 2-D ``shape`` and the
     combiner ``how``; ``None`` where no kernel combines ``dtype`` so."""
@@ -1015,6 +1098,7 @@ def common_signatures() -> list[tuple[Any, tuple[Any, ...]]]:
             found.append((_ROW_KERNELS[combiner], (table, rows, table, i64, i64, flag, i64)))
             if combiner is None:
                 found.append((_copy_rows, (table, rows, table, i64, i64, flag, i64)))
+                found.append((_replace_pairs, (table, tuples, tuples, table)))
             found.append((_TUPLE_KERNELS[combiner], (table, tuples, rows, table)))
             found.append((_ALONG_KERNELS[combiner], (cube, _array("i8", 3), cube, flag, i64)))
     for index in ("i8", "i4"):

@@ -21,10 +21,9 @@ from ._host import (
     HostKernels,
     all_in_range,
     count_distinct,
-    element_numbers,
     holds_zero,
     kernels_expected,
-    put_in_order,
+    replace_elements,
     rows_increase,
     zero_rows,
 )
@@ -182,8 +181,9 @@ class NumpyBackend(HostKernels):
         self, x: Array, index: tuple[Array, ...], values_first: bool = False
     ) -> Array | None:
         # NumPy's own indexing raises for an entry outside, in one pass, at once (the
-        # Ellipsis: a 0-d array in x's dtype where the arrays are 0-d, never a scalar)
-        if not all(self.values_on_host(a) for a in index):
+        # Ellipsis: a 0-d array in x's dtype where the arrays are 0-d, never a scalar);
+        # NumPy's values are on the host but in the test hook device_paths()
+        if not self.host_reads:
             return None
         key = (*index, Ellipsis)
         try:
@@ -196,16 +196,11 @@ class NumpyBackend(HostKernels):
     ) -> Array | None:
         # ufunc.at checks every entry before it writes (an IndexError leaves x as it was)
         # and applies repeated elements in order; a replace puts the last write of each
-        # element at its flat number, found in range first
-        if not all(self.values_on_host(a) for a in index):
+        # element (_host.replace_elements); host_reads: as take_elements
+        if not self.host_reads:
             return None
         if how is None:
-            numbers = element_numbers(list(index), tuple(x.shape))
-            if numbers is None:
-                return None
-            out = x.copy() if copy else x
-            put_in_order(out, numbers.reshape(-1), values.reshape(-1))
-            return out
+            return replace_elements(x, index, values, copy)
         out = x.copy() if copy else x
         try:
             _UFUNCS[how].at(out, index, values)
