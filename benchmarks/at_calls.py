@@ -20,8 +20,6 @@ before/after in one process).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -118,6 +116,10 @@ def small_calls(xp: Any, library: str, base: Any = None) -> dict[str, Forms]:
             cases[method]["base"] = _method(base, table, rows, y, method)
             if f"{method} from the end" in cases:
                 cases[f"{method} from the end"]["base"] = _method(base, table, from_end, y, method)
+        for name in ("get [counting, idx] (take_along_axis)", "add [counting, idx]",
+                     "set [counting, idx]"):  # fmt: skip
+            idiom = (counting, columns)
+            cases[name]["base"] = _method(base, table, idiom, z, name.split()[0])
     return cases
 
 
@@ -187,14 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cpu", action="store_true", help="time in CPU time (thread_time)")
     parser.add_argument("--calls", default="", help="the calls to time (default: all)")
-    parser.add_argument("--kernels", choices=("loaded", "off"), default="loaded")
+    base_package.add_kernels_option(parser)
     args, base = base_package.parse(parser, argv)
-    found = base_package.packages(base, kernels=args.kernels == "loaded")
-    with contextlib.ExitStack() as kept_off:
-        if args.kernels == "off":
-            for package in found.values():
-                testing = importlib.import_module(f"{package.__name__}._testing")
-                kept_off.enter_context(testing.without_kernels())
+    with base_package.kernels_as(args.kernels, base):
         _tables(args, base)
     return 0
 

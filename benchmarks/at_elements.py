@@ -10,9 +10,9 @@ idx]`` with 3 columns of each of ``n = 64 * size`` rows of an [n, 16] float32 ta
 of a base commit), and the native expression sampled apart (``np.take_along_axis`` /
 ``torch.gather``, ``np.add.at`` / ``scatter_add_``, the library's own assignment). The
 library's own element steps (``Backend.take_elements``, ``combine_elements``) take reads
-up to 4,096 elements, torch's adds too, replaces and NumPy's adds below 1,024; the element
-plans and their compiled kernels the rest. See benchmarks/README.md, "Issue 35: at's index
-tuples of few elements".
+and replaces up to 4,096 elements, torch's adds too, NumPy's adds below 1,024; the
+element plans and their compiled kernels the rest. See benchmarks/README.md, "Issue 35:
+at's index tuples of few elements" and "Issue 35: the idiom's replace in one pass".
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ on ``PYTHONPATH``), timed beside this one by the benchmarks that take ``--base-p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from types import ModuleType
 from typing import Any
@@ -38,6 +39,25 @@ def packages(base: ModuleType | None, *, kernels: bool = False) -> dict[str, Mod
     return found
 
 
+def add_kernels_option(parser: argparse.ArgumentParser) -> None:
+    """``--kernels loaded`` (the default: numba's kernels loaded first, what a process
+    has after a large call) or ``--kernels off`` (none runs: a process before its first
+    large call, or without numba)."""
+    parser.add_argument("--kernels", choices=("loaded", "off"), default="loaded")
+
+
+@contextlib.contextmanager
+def kernels_as(choice: str, base: ModuleType | None) -> Iterator[dict[str, ModuleType]]:
+    """:func:`packages` with their kernels loaded first, or kept off within the block
+    (``choice``: the value of ``--kernels``)."""
+    found = packages(base, kernels=choice == "loaded")
+    with contextlib.ExitStack() as kept_off:
+        for package in found.values() if choice == "off" else ():
+            testing = importlib.import_module(f"{package.__name__}._testing")
+            kept_off.enter_context(testing.without_kernels())
+        yield found
+
+
 def entry_table(
     argv: list[str] | None,
     description: str,
@@ -49,13 +69,26 @@ def entry_table(
     ``cases(library, size, packages)`` gives per case the calls of each entry point of
     each package, named ``"<entry> <package name>"``, sampled alternately, and the native
     calls (``"native"``), sampled apart (:func:`.interleaved.medians`, 11 rounds unless
-    ``--rounds``; one thread of torch; numba's kernels loaded first)."""
+    ``--rounds``; one thread of torch; numba's kernels loaded first, unless ``--kernels
+    off``)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--backend", default="numpy,torch")
     parser.add_argument("--size", default="1/16,1/4,1")
+    add_kernels_option(parser)
     args, base = parse(parser, argv)
-    found = packages(base, kernels=True)
+    with kernels_as(args.kernels, base) as found:
+        _entry_rows(args, base, found, cases)
+    return 0
+
+
+def _entry_rows(
+    args: argparse.Namespace,
+    base: ModuleType | None,
+    found: dict[str, ModuleType],
+    cases: Callable[[str, float, dict[str, Any]], dict[str, tuple[Forms, Forms]]],
+) -> None:
+    """:func:`entry_table`'s table."""
     print("| library | case | size | entry | indexops (ms) | / native |"
           + (" / base |" if base else ""))  # fmt: skip
     print("|---" * (6 + bool(base)) + "|")
@@ -71,4 +104,3 @@ def entry_table(
                     ratio = f" {now / times[f'{entry} base']:.2f} |" if base else ""
                     print(f"| {library} | {label} | {size} | {entry} | {now * 1e3:.3f} | "
                           f"{now / times['native']:.2f} |{ratio}")  # fmt: skip
-    return 0

@@ -238,6 +238,15 @@ def test_numpy_byte_orders_and_extension_dtypes():
         assert taken == ["numpy combine_elements"] * 2 + ["numpy take_elements"] * 2
 
 
+def _replaced_in_order(table: np.ndarray, index: tuple, values: np.ndarray) -> np.ndarray:
+    """``table`` with ``table[index] = values`` written one element at a time, in order."""
+    out = table.copy()
+    positions = np.broadcast_arrays(*index)
+    for at_position, value in zip(zip(*(p.reshape(-1) for p in positions)), values.reshape(-1)):
+        out[at_position] = value
+    return out
+
+
 @pytest.mark.parametrize("kernels", [False, True], ids=["numpy", "kernels"])
 @pytest.mark.parametrize("size", [1, 5, 511, 512, 513, 4096])
 def test_a_replace_leaves_each_element_its_last_write(size, kernels):
@@ -400,10 +409,7 @@ def test_element_steps_from_many_threads(library):
     values = rng.standard_normal((32, 4))
     expected = table.copy()
     np.add.at(expected, index, values)
-    replaced = table.copy()
-    for at_position, value in zip(zip(*(i.reshape(-1) for i in np.broadcast_arrays(*index))),
-                                  values.reshape(-1)):  # fmt: skip
-        replaced[at_position] = value
+    replaced = _replaced_in_order(table, index, values)
 
     def work(k: int):
         x, r, c, y = arrays(library, table.copy(), *index, values)
@@ -427,15 +433,14 @@ def test_element_steps_from_many_threads(library):
 @pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("count", [1023, 1024, 4096, 4097])
 def test_element_steps_stop_where_the_kernels_cost_less(library, count):
-    """Reads up to ``ELEMENT_STEPS_MAX_ELEMENTS`` elements take the library's step, and
-    torch's adds; NumPy's adds by ``ufunc.at`` and every replace (the last writes sorted
-    out first) only below ``KERNEL_MIN_ELEMENTS``. Either side, the generic path's
-    values."""
+    """Reads and replaces up to ``ELEMENT_STEPS_MAX_ELEMENTS`` elements take the
+    library's step, and torch's adds; NumPy's adds by ``ufunc.at`` only below
+    ``KERNEL_MIN_ELEMENTS``. Either side, the generic path's values."""
     from indexops._backends._host import ELEMENT_STEPS_MAX_ELEMENTS, KERNEL_MIN_ELEMENTS
 
     rng = np.random.default_rng(count)
     table = rng.standard_normal((count, 8))
-    index = (np.arange(count)[:, None], rng.integers(0, 8, (count, 1)))
+    index = (rng.integers(0, count, (count, 1)), rng.integers(0, 8, (count, 1)))  # (repeats)
     values = rng.standard_normal((count, 1))
     x, r, c, y = arrays(library, table, *index, values)
     calls = (
@@ -443,6 +448,10 @@ def test_element_steps_stop_where_the_kernels_cost_less(library, count):
         lambda: indexops.at(x)[r, c].add(y),
         lambda: indexops.at(x)[r, c].set(y),
     )
+    with without_kernels():  # (the replace's other way)
+        np.testing.assert_array_equal(
+            to_numpy(calls[2]()), _replaced_in_order(table, index, values)
+        )
     with generic_only():
         expected = [call() for call in calls]
     with element_steps() as taken:
@@ -451,6 +460,5 @@ def test_element_steps_stop_where_the_kernels_cost_less(library, count):
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
     reads = count <= ELEMENT_STEPS_MAX_ELEMENTS
     adds = reads and (library == "torch" or count < KERNEL_MIN_ELEMENTS)
-    sets = count < KERNEL_MIN_ELEMENTS
-    writes = adds + sets
+    writes = adds + reads
     assert taken == [f"{library} take_elements"] * reads + [f"{library} combine_elements"] * writes

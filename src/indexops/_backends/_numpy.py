@@ -31,6 +31,7 @@ from ._host import (
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 # combine_elements' writes: replace by put, add and multiply by ufunc.at
 _AT_COMBINES: frozenset[Named | None] = frozenset({None, Named.ADD, Named.MUL})
+_REPLACE: frozenset[Named | None] = frozenset({None})
 
 # ufunc.at is much faster on flat element indices than on rows; building them for a
 # cache-sized chunk of rows at a time is faster still and needs no index the size of values
@@ -172,10 +173,14 @@ class NumpyBackend(HostKernels):
         return table.take(rows, axis=0, mode="clip")  # (the method: np.take wraps it)
 
     def element_combines(self, count: int) -> frozenset[Named | None]:
-        """Replace, add and multiply (min and max of zeros need IEEE-754's signs, which
-        the general path gives) below the kernels' size: ``ufunc.at`` costs more from
-        there (1.08 of them at 1,536 elements, 2.0 at 6,144)."""
-        return _AT_COMBINES if count < KERNEL_MIN_ELEMENTS else frozenset()
+        """Where :meth:`takes_elements`: replace, and add and multiply (min and max of
+        zeros need IEEE-754's signs, which the general path gives) below the kernels'
+        size: ``ufunc.at`` costs more from there (1.08 of them at 1,536 elements, 2.0 at
+        6,144), where the replace costs 0.48-0.65 of them up to 4,096 (benchmarks/README.md,
+        "Issue 35: the idiom's replace in one pass")."""
+        if not self.takes_elements(count):
+            return frozenset()
+        return _AT_COMBINES if count < KERNEL_MIN_ELEMENTS else _REPLACE
 
     def take_elements(
         self, x: Array, index: tuple[Array, ...], values_first: bool = False
