@@ -3,18 +3,17 @@
 ``python -m benchmarks.at_calls [--rounds 15] [--backend numpy,torch] [--threads N] [--cpu]
 [--calls set,add,...] [--kernels off] [--base-package NAME]`` prints one table per backend:
 for each method on a small call (8 rows of a [64, 16] float64 table; ``get``, ``set`` and
-``add`` also of rows three of which count from the end; ``get``, ``add`` and ``set`` of
-NumPy's ``take_along_axis`` idiom ``x[arange(64)[:, None], idx]``, 3 columns per row) and
-for a strided read (``[::-2, 1:60:3]`` of a [262144, 64] table), the median time per call
-of ``indexops.at``, of array-api-extra's ``at`` (``copy=True``, where it has the method)
-and of the native expression, and the ratio of ``at`` to each, sampled alternately
-(:mod:`.interleaved`). ``--cpu`` times in CPU time (``time.thread_time``); ``--calls``
-keeps the named calls only; numba's kernels are loaded first (what a process has after
-a large call: small calls never start their load, but use them once loaded), or, with
-``--kernels off``, kept off (a process before its first large call, or without numba);
-``--base-package`` adds the ``at`` of another
-copy of indexops importable under that name (the source of a base commit, for
-before/after in one process).
+``add`` also of rows three of which count from the end; ``get``, ``add``, ``set`` and
+``max`` of NumPy's ``take_along_axis`` idiom ``x[arange(64)[:, None], idx]``, 3 columns
+per row) and for a strided read (``[::-2, 1:60:3]`` of a [262144, 64] table), the median
+time per call of ``indexops.at``, of array-api-extra's ``at`` (``copy=True``, where it has
+the method) and of the native expression, and the ratio of ``at`` to each, sampled
+alternately (:mod:`.interleaved`). ``--cpu`` times in CPU time (``time.thread_time``);
+``--calls`` keeps the named calls only; numba's kernels are loaded first (what a process
+has after a large call: small calls never start their load, but use them once loaded),
+or, with ``--kernels off``, kept off (a process before its first large call, or without
+numba); ``--base-package`` adds the ``at`` of another copy of indexops importable under
+that name (the source of a base commit, for before/after in one process).
 """
 
 from __future__ import annotations
@@ -100,6 +99,11 @@ def small_calls(xp: Any, library: str, base: Any = None) -> dict[str, Forms]:
             "at": lambda: indexops.at(table)[counting, columns].set(z),
             "array-api-extra": lambda: xpx.at(table)[counting, columns].set(z, copy=True),
         },
+        "max [counting, idx]": {
+            "at": lambda: indexops.at(table)[counting, columns].max(z),
+            "array-api-extra": lambda: xpx.at(table)[counting, columns].max(z, copy=True),
+            "native": lambda: _maxed_along_axis(table, counting, columns, z, library),
+        },
     }
     for method in ("subtract", "multiply", "min", "max"):
         cases[method] = {
@@ -117,7 +121,7 @@ def small_calls(xp: Any, library: str, base: Any = None) -> dict[str, Forms]:
             if f"{method} from the end" in cases:
                 cases[f"{method} from the end"]["base"] = _method(base, table, from_end, y, method)
         for name in ("get [counting, idx] (take_along_axis)", "add [counting, idx]",
-                     "set [counting, idx]"):  # fmt: skip
+                     "set [counting, idx]", "max [counting, idx]"):  # fmt: skip
             idiom = (counting, columns)
             cases[name]["base"] = _method(base, table, idiom, z, name.split()[0])
     return cases
@@ -163,6 +167,14 @@ def _added_along_axis(table: Any, counting: Any, columns: Any, z: Any, library: 
     if library == "torch":
         return out.scatter_add_(1, columns, z)
     np.add.at(out, (counting, columns), z)
+    return out
+
+
+def _maxed_along_axis(table: Any, counting: Any, columns: Any, z: Any, library: str) -> Any:
+    out = _copy(table, library)
+    if library == "torch":
+        return out.scatter_reduce_(1, columns, z, "amax")
+    np.maximum.at(out, (counting, columns), z)
     return out
 
 

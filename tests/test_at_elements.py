@@ -23,15 +23,29 @@ from indexops._testing import generic_only, without_kernels
 torch = pytest.importorskip("torch")
 
 LIBRARIES = ("numpy", "torch")
-# method -> whether the library's own step takes it (NumPy, torch)
+# method -> whether the library's own step takes it (NumPy, torch); "pairs": only the
+# kernels' pass of two index arrays into a 2-D x, of the types it has compiled ahead
 METHODS = {
     "get": (True, True),
     "add": (True, True),
     "subtract": (True, True),
-    "multiply": (True, False),
-    "max": (False, False),
+    "multiply": (True, "pairs"),
+    "max": ("pairs", "pairs"),
+    "min": ("pairs", "pairs"),
     "set": (True, True),
 }
+PAIR_TYPES = ("float32", "float64", "int32", "int64")
+
+
+def steps_take(library: str, method: str, dtype: str, shape: tuple, index: tuple) -> bool:
+    """Whether the library's own element step takes the call (:data:`METHODS`)."""
+    takes = METHODS[method][LIBRARIES.index(library)]
+    if takes != "pairs":
+        return bool(takes)
+    from indexops._backends._host import load_kernels
+
+    kernels = load_kernels() is not None  # (loaded now: the steps ask whether they have)
+    return kernels and len(index) == 2 and len(shape) == 2 and dtype in PAIR_TYPES
 
 
 @contextlib.contextmanager
@@ -94,7 +108,9 @@ def as_bits(library: str, a) -> np.ndarray:
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint64", "complex64", "bfloat16"])
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float64", "int8", "int32", "uint64", "complex64", "bfloat16"]
+)
 @pytest.mark.parametrize("method", list(METHODS))
 def test_element_tuples_equal_the_generic_path(library, dtype, method):
     """The idiom ``x[rows[:, None], idx]`` (repeated columns within rows), a 3-D ``x``
@@ -105,7 +121,7 @@ def test_element_tuples_equal_the_generic_path(library, dtype, method):
         dtype == "bfloat16" or (dtype == "uint64" and method not in ("get", "set"))
     ):
         return  # (torch's bfloat16 below; torch has no arithmetic on uint64)
-    if dtype == "complex64" and method == "max":
+    if dtype == "complex64" and method in ("max", "min"):
         return  # (complex numbers are not ordered)
     rng = np.random.default_rng(5)
     cases = [
@@ -119,8 +135,8 @@ def test_element_tuples_equal_the_generic_path(library, dtype, method):
         # few repeated elements of a large x (a replace's last writes by a sort)
         ((64, 40), (np.array([[5], [5], [9]]), np.array([[1, 1, 3]]))),
     ]  # fmt: skip
-    takes = METHODS[method][LIBRARIES.index(library)]
     for (shape, index), copy in itertools.product(cases, (True, False)):
+        takes = steps_take(library, method, dtype, shape, index)
         table = table_values(dtype, shape, seed=len(shape))
         result_shape = np.broadcast_shapes(*(i.shape for i in index))
         values = table_values(dtype, result_shape, seed=7)
@@ -324,11 +340,11 @@ def test_the_pairs_pass_writes_in_order_what_numpy_assigns():
         values = np.array(rng.standard_normal(shape) * 9, dtype=dtype)
         values.flags.writeable = False
         expected = expected_of(x, rows, columns, values)
-        assert compiled.replace_pairs(x, rows, columns, values)
+        assert compiled.combine_pairs(x, rows, columns, values, None)
         np.testing.assert_array_equal(x, expected)
     x = np.arange(30, dtype=np.int64).reshape(6, 5) % 5  # (its own rows and columns)
     expected = expected_of(x, x[:, :1], x[:1, :], x[:, ::-1])
-    assert compiled.replace_pairs(x, x[:, :1], x[:1, :], x[:, ::-1])
+    assert compiled.combine_pairs(x, x[:, :1], x[:1, :], x[:, ::-1], None)
     np.testing.assert_array_equal(x, expected)
     x = np.arange(30.0).reshape(6, 5)
     for refused in (
@@ -339,11 +355,40 @@ def test_the_pairs_pass_writes_in_order_what_numpy_assigns():
         (np.zeros(2, np.int64), np.zeros(2, np.int64), np.ones(2, np.float32)),
         (np.zeros(2, np.int64), np.zeros(2, np.int64), np.ones(3)),
     ):
-        assert not compiled.replace_pairs(x, *refused)
+        assert not compiled.combine_pairs(x, *refused, None)
         np.testing.assert_array_equal(x, np.arange(30.0).reshape(6, 5))
-    assert not compiled.replace_pairs(
-        np.zeros((6, 10))[:, ::2], np.zeros(2, np.int64), np.zeros(2, np.int64), np.ones(2)
+    assert not compiled.combine_pairs(
+        np.zeros((6, 10))[:, ::2], np.zeros(2, np.int64), np.zeros(2, np.int64), np.ones(2), None
     )
+
+
+@pytest.mark.parametrize("method", ["add", "multiply", "min", "max"])
+def test_the_pairs_pass_combines_in_order_as_the_general_path(method):
+    """``combine_pairs`` with each combiner: the general path's values (repeats in order,
+    NaN, infinities and signed zeros, integers wrapping), for the types compiled ahead;
+    others (int16, float16, big-endian, complex min) refused with nothing written."""
+    from indexops._backends._host import load_kernels
+    from indexops._validate.combiners import Named
+
+    compiled = load_kernels()
+    if compiled is None:
+        pytest.skip("numba is not installed (the fast extra)")
+    how = {"add": Named.ADD, "multiply": Named.MUL, "min": Named.MIN, "max": Named.MAX}[method]
+    rng = np.random.default_rng(12)
+    rows, columns = np.arange(-8, 8)[:, None], rng.integers(-5, 5, (16, 6))  # (repeats)
+    for dtype in PAIR_TYPES:
+        x = table_values(dtype, (16, 5), seed=1)
+        values = table_values(dtype, (16, 6), seed=2)
+        if method == "multiply" and np.dtype(dtype).kind == "f":
+            values = (np.arange(96).reshape(16, 6) % 3 - 1).astype(dtype)  # (exact products)
+        with generic_only(), np.errstate(invalid="ignore", over="ignore"):
+            expected = getattr(indexops.at(x)[rows, columns], method)(values)
+        assert compiled.combine_pairs(x, rows, columns, values, how)
+        np.testing.assert_array_equal(comparable(x), comparable(expected))
+    for dtype in ("int16", "float16", ">f8", "complex64"):
+        x = np.zeros((16, 5), dtype)
+        assert not compiled.combine_pairs(x, rows, columns, np.ones((16, 6), dtype), how)
+        assert not x.any()
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float8_e4m3fn", "uint16"])

@@ -233,7 +233,7 @@ def common_calls() -> None:
     """Calls of kernel size of the common dtypes: row writes of float32, int64 and
     bfloat16 (moved as bits), element gathers clipped, filled and counted from the end
     with int64 and int32 indices, and an element scatter; and the replace of a few
-    elements (two index arrays and three) of those moved as bits."""
+    elements (two index arrays and three) of those moved as bits, and their max."""
     import ml_dtypes
 
     rows = np.arange(2048)[:, None] % 1024
@@ -252,6 +252,8 @@ def common_calls() -> None:
     for dtype in (np.float64, np.int32, ml_dtypes.bfloat16):
         table = np.zeros((64, 16), dtype)
         indexops.at(table)[np.arange(64)[:, None], columns].set(np.ones((64, 3), dtype))
+        if dtype is not ml_dtypes.bfloat16:
+            indexops.at(table)[np.arange(64)[:, None], columns].max(np.ones((64, 3), dtype))
         indexops.at(table.reshape(4, 16, 16))[
             np.arange(4)[:, None, None], np.array(2), columns[:4]
         ].set(np.ones((4, 1, 3), dtype))
@@ -276,11 +278,10 @@ def test_common_calls_use_the_signatures_compiled_ahead(monkeypatch):
         return call
 
     for table in (_kernels._ROW_KERNELS, _kernels._TUPLE_KERNELS, _kernels._ALONG_KERNELS,
-                  _kernels._TAKE_LAST):  # fmt: skip
+                  _kernels._TAKE_LAST, _kernels._PAIR_KERNELS):  # fmt: skip
         for key, kernel in list(table.items()):
             monkeypatch.setitem(table, key, recorded(kernel))
-    for name in ("_take_along", "_counting_up", "_largest_unsigned", "_replace_pairs",
-                 "_replace_rows"):  # fmt: skip
+    for name in ("_take_along", "_counting_up", "_largest_unsigned", "_replace_rows"):
         monkeypatch.setattr(_kernels, name, recorded(getattr(_kernels, name)))
     common_calls()
     assert used - ahead == set()

@@ -128,19 +128,35 @@ def element_numbers(views: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarr
         return None
 
 
-def replace_elements(
-    x: np.ndarray, index: tuple[np.ndarray, ...], values: np.ndarray, copy: bool
+def pairs_pass(x: Array, index: tuple[Array, ...]) -> ModuleType | None:
+    """The kernels, where they have loaded and ``index`` is two index arrays into a 2-D
+    ``x`` (their pass's arrays, ``_kernels.combine_pairs``); else ``None``."""
+    return loaded_kernels() if len(index) == 2 and x.ndim == 2 else None
+
+
+def combine_in_order(
+    x: np.ndarray,
+    index: tuple[np.ndarray, ...],
+    values: np.ndarray,
+    how: Named | None,
+    copy: bool,
 ) -> np.ndarray | None:
-    """``x`` (in place) or a copy with ``x[index] = values`` written in order, the last
-    write of a repeated element winning, where every entry of the index arrays (one per
-    dim of ``x``, broadcast to ``values``' shape) lies in range: the kernels' pass for
-    two arrays into a 2-D ``x`` (which counts negative entries from the end), else
+    """``x`` (in place) or a copy with ``values`` combined into ``x[index]`` by ``how``
+    (``None``: replace), repeated elements in order, where every entry of the index
+    arrays (one per dim of ``x``, broadcast to ``values``' shape) lies in range: the
+    kernels' pass for two arrays into a 2-D ``x`` where they have loaded (which counts
+    negative entries from the end; ``_kernels.combine_pairs``), else, for a replace,
     :func:`put_in_order` at the element numbers. ``None``, nothing written, where an
-    entry lies outside (negative ones too, but in that pass)."""
+    entry lies outside (negative ones too, but in that pass), and for a combiner the
+    pass does not take."""
+    compiled = pairs_pass(x, index)
+    if compiled is None and how is not None:
+        return None
     out = x.copy() if copy else x
-    compiled = loaded_kernels()
-    if compiled is not None and len(index) == 2 and compiled.replace_pairs(out, *index, values):
+    if compiled is not None and compiled.combine_pairs(out, *index, values, how):
         return out
+    if how is not None:
+        return None
     numbers = element_numbers(list(index), tuple(x.shape))
     if numbers is None:
         return None

@@ -383,12 +383,13 @@ _TUPLE_KERNELS = {
 }
 
 
-@_kernel
-def _replace_pairs(table: Array, rows: Array, columns: Array, values: Array) -> int:
-    """``table[rows[i, j], columns[i, j]] = values[i, j]`` for each ``(i, j)`` of
-    ``values`` in row-major order (the last write of a repeated element wins), ``rows``
-    and ``columns`` broadcast to its shape (a dim of one repeats) and counted from the
-    end where negative: NumPy's ``table[rows, columns] = values``, repeats in order.
+@_inline
+def _pairs_loop(table: Array, rows: Array, columns: Array, values: Array, combine: Any) -> int:
+    """``table[r, c] = combine(table[r, c], values[i, j])`` with ``r, c = rows[i, j],
+    columns[i, j]`` for each ``(i, j)`` of ``values`` in row-major order (repeated elements
+    in order: the last write of a replace wins), ``rows`` and ``columns`` broadcast to its
+    shape (a dim of one repeats) and counted from the end where negative: NumPy's
+    ``table[rows, columns] = values`` and ``ufunc.at(table, (rows, columns), values)``.
     Every pair is placed before the first write: the flat position in ``values`` of the
     first outside ``table``, with nothing written, or -1 once written; :data:`SHARED`,
     nothing written, where ``rows``, ``columns`` or ``values`` may share memory with
@@ -407,10 +408,44 @@ def _replace_pairs(table: Array, rows: Array, columns: Array, values: Array) -> 
                 return i * q + j
     for i in range(p):
         for j in range(q):
-            r = _position(rows[i * row_i, j * row_j], n, n, STOP)
-            c = _position(columns[i * column_i, j * column_j], m, m, STOP)
-            table[np.uint64(r), np.uint64(c)] = values[i, j]
+            r = np.uint64(_position(rows[i * row_i, j * row_j], n, n, STOP))
+            c = np.uint64(_position(columns[i * column_i, j * column_j], m, m, STOP))
+            table[r, c] = combine(table[r, c], values[i, j])
     return -1
+
+
+@_kernel
+def _replace_pairs(table: Array, rows: Array, columns: Array, values: Array) -> int:
+    return _pairs_loop(table, rows, columns, values, _replace)
+
+
+@_kernel
+def _add_pairs(table: Array, rows: Array, columns: Array, values: Array) -> int:
+    return _pairs_loop(table, rows, columns, values, _add)
+
+
+@_kernel
+def _multiply_pairs(table: Array, rows: Array, columns: Array, values: Array) -> int:
+    return _pairs_loop(table, rows, columns, values, _multiply)
+
+
+@_kernel
+def _minimum_pairs(table: Array, rows: Array, columns: Array, values: Array) -> int:
+    return _pairs_loop(table, rows, columns, values, _minimum)
+
+
+@_kernel
+def _maximum_pairs(table: Array, rows: Array, columns: Array, values: Array) -> int:
+    return _pairs_loop(table, rows, columns, values, _maximum)
+
+
+_PAIR_KERNELS = {
+    None: _replace_pairs,
+    Named.ADD: _add_pairs,
+    Named.MUL: _multiply_pairs,
+    Named.MIN: _minimum_pairs,
+    Named.MAX: _maximum_pairs,
+}
 
 
 @_kernel
@@ -782,20 +817,25 @@ def put_in_order(out: Array, numbers: Array, values: Array) -> bool:
 _CHECKED_STOP = STOP + CHECK_FIRST
 
 
-def replace_pairs(out: Array, rows: Array, columns: Array, values: Array) -> bool:
-    """``out[rows, columns] = values`` for a 2-D ``out`` and index arrays of up to two
-    dims, as NumPy assigns them (entries counted from the end where negative, the
-    arrays broadcast) with repeated elements written in order (the last write wins), by
-    one compiled pass: :func:`_replace_pairs`, on ``out``'s bits. True once written;
-    False, nothing written, where an entry lies outside its dim or no kernel takes these
-    arrays (``out`` not C-contiguous or of an element size no unsigned type has,
-    ``values`` of another dtype or not of the arrays' broadcast shape, indices of more
-    dims or not of int64 or a narrower integer type). Index arrays and values that may
-    share memory with ``out`` are read before it is written."""
+def combine_pairs(
+    out: Array, rows: Array, columns: Array, values: Array, how: Named | None
+) -> bool:
+    """``values`` combined into ``out[rows, columns]`` by ``how`` (``None``: replace)
+    for a 2-D ``out`` and index arrays of up to two dims, as NumPy indexes (entries
+    counted from the end where negative, the arrays broadcast), repeated elements in
+    order (a replace's last write wins; min and max with IEEE-754's signed zeros and
+    NaN), by one compiled pass: :func:`_pairs_loop`, a replace on ``out``'s bits. True
+    once written; False, nothing written, where an entry lies outside its dim or no
+    kernel takes these arrays: ``out`` not C-contiguous, of an element size no unsigned
+    type has, or, for a combiner, of a type whose kernel is not compiled ahead
+    (:data:`_PAIR_TYPES`: a small call pays no compile); ``values`` of another dtype or
+    not of the arrays' broadcast shape; indices of more dims or not of int64 or a
+    narrower integer type. Index arrays and values that may share memory with ``out``
+    are read before it is written."""
     dtype = out.dtype
-    kind = _arithmetic_type(dtype, None)  # (its bits: cached)
+    kind = _arithmetic_type(dtype, how)  # (cached)
     if (
-        kind is None
+        kind not in _PAIR_TYPES[how]
         or kind.itemsize != dtype.itemsize
         or not out.flags.c_contiguous
         or values.dtype != dtype
@@ -811,15 +851,15 @@ def replace_pairs(out: Array, rows: Array, columns: Array, values: Array) -> boo
     column = np.ascontiguousarray(values).reshape(shape).view(kind)
     if not column.flags.writeable:  # (another type to numba)
         column = column.copy()
-    table = out.view(kind)
-    bad = _replace_pairs(table, rows, columns, column)
+    table, kernel = out.view(kind), _PAIR_KERNELS[how]
+    bad = kernel(table, rows, columns, column)
     if bad == SHARED:  # (a copy of each: read before the write)
-        bad = _replace_pairs(table, rows.copy(), columns.copy(), column.copy())
+        bad = kernel(table, rows.copy(), columns.copy(), column.copy())
     return bool(bad == -1)
 
 
 def _pair_indices(indices: Array) -> Array | None:
-    """``indices`` as :func:`_replace_pairs` takes them: int64, two dims (leading dims
+    """``indices`` as :func:`_pairs_loop` takes them: int64, two dims (leading dims
     of one added), C-contiguous and writeable (copies where they are not); ``None`` for
     more dims or another dtype than :func:`_int64` takes."""
     if indices.ndim > 2:
@@ -1070,6 +1110,12 @@ def warm_up() -> None:
 _MOVED = ("u1", "u2", "u4", "u8")  # elements moved as bits: every dtype of 1, 2, 4, 8 bytes
 _ADDED = ("f4", "f8", "u4", "u8")  # float32/64; int32/64 add and multiply as unsigned
 _COMPARED = ("f4", "f8", "i4", "i8")  # min and max of float32/64 and int32/64
+# the types combine_pairs combines in, by combiner: those compiled ahead
+_PAIR_TYPES = {
+    how: frozenset(np.dtype(kind) for kind in kinds)
+    for how, kinds in ((None, _MOVED), (Named.ADD, _ADDED), (Named.MUL, _ADDED),
+                       (Named.MIN, _COMPARED), (Named.MAX, _COMPARED))
+}  # fmt: skip
 
 
 def _array(dtype: str, ndim: int) -> Any:
@@ -1098,7 +1144,7 @@ def common_signatures() -> list[tuple[Any, tuple[Any, ...]]]:
             found.append((_ROW_KERNELS[combiner], (table, rows, table, i64, i64, flag, i64)))
             if combiner is None:
                 found.append((_copy_rows, (table, rows, table, i64, i64, flag, i64)))
-                found.append((_replace_pairs, (table, tuples, tuples, table)))
+            found.append((_PAIR_KERNELS[combiner], (table, tuples, tuples, table)))
             found.append((_TUPLE_KERNELS[combiner], (table, tuples, rows, table)))
             found.append((_ALONG_KERNELS[combiner], (cube, _array("i8", 3), cube, flag, i64)))
     for index in ("i8", "i4"):

@@ -20,18 +20,19 @@ from ._host import (
     KERNEL_MIN_ELEMENTS,
     HostKernels,
     all_in_range,
+    combine_in_order,
     count_distinct,
     holds_zero,
     kernels_expected,
-    replace_elements,
     rows_increase,
     zero_rows,
 )
 
 _UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
-# combine_elements' writes: replace by put, add and multiply by ufunc.at
-_AT_COMBINES: frozenset[Named | None] = frozenset({None, Named.ADD, Named.MUL})
-_REPLACE: frozenset[Named | None] = frozenset({None})
+# combine_elements' writes: add and multiply by ufunc.at, the others in order
+_UFUNC_AT_COMBINES = frozenset({Named.ADD, Named.MUL})
+_IN_ORDER_COMBINES: frozenset[Named | None] = frozenset({None, Named.MIN, Named.MAX})
+_AT_COMBINES = _UFUNC_AT_COMBINES | _IN_ORDER_COMBINES
 
 # ufunc.at is much faster on flat element indices than on rows; building them for a
 # cache-sized chunk of rows at a time is faster still and needs no index the size of values
@@ -173,14 +174,15 @@ class NumpyBackend(HostKernels):
         return table.take(rows, axis=0, mode="clip")  # (the method: np.take wraps it)
 
     def element_combines(self, count: int) -> frozenset[Named | None]:
-        """Where :meth:`takes_elements`: replace, and add and multiply (min and max of
-        zeros need IEEE-754's signs, which the general path gives) below the kernels'
-        size: ``ufunc.at`` costs more from there (1.08 of them at 1,536 elements, 2.0 at
-        6,144), where the replace costs 0.48-0.65 of them up to 4,096 (benchmarks/README.md,
-        "Issue 35: the idiom's replace in one pass")."""
+        """Where :meth:`takes_elements`: replace, min and max (the kernels' pass gives
+        IEEE-754's signed zeros; without it, min and max go to the general path), and
+        add and multiply below the kernels' size: ``ufunc.at`` costs more from there
+        (1.08 of them at 1,536 elements, 2.0 at 6,144), where the replace costs
+        0.43-0.84 of them up to 4,096 (benchmarks/README.md, "Issue 35: the idiom's
+        replace in one pass")."""
         if not self.takes_elements(count):
             return frozenset()
-        return _AT_COMBINES if count < KERNEL_MIN_ELEMENTS else _REPLACE
+        return _AT_COMBINES if count < KERNEL_MIN_ELEMENTS else _IN_ORDER_COMBINES
 
     def take_elements(
         self, x: Array, index: tuple[Array, ...], values_first: bool = False
@@ -200,12 +202,13 @@ class NumpyBackend(HostKernels):
         self, x: Array, index: tuple[Array, ...], values: Array, how: Named | None, copy: bool
     ) -> Array | None:
         # ufunc.at checks every entry before it writes (an IndexError leaves x as it was)
-        # and applies repeated elements in order; a replace puts the last write of each
-        # element (_host.replace_elements); host_reads: as take_elements
+        # and applies repeated elements in order (add and multiply: faster than the
+        # kernels' pass in small calls); the replace and min and max: _host.combine_in_order
+        # (host_reads: as take_elements)
         if not self.host_reads:
             return None
-        if how is None:
-            return replace_elements(x, index, values, copy)
+        if how not in _UFUNC_AT_COMBINES:
+            return combine_in_order(x, index, values, how, copy)
         out = x.copy() if copy else x
         try:
             _UFUNCS[how].at(out, index, values)

@@ -24,11 +24,12 @@ from ._host import (
     LIST_ENTRIES,
     HostKernels,
     all_in_range,
+    combine_in_order,
     count_distinct,
     element_numbers,
     holds_zero,
     list_in_range,
-    replace_elements,
+    pairs_pass,
     rows_increase,
     zero_rows,
 )
@@ -68,8 +69,10 @@ _BITS_OF = {**_SIGNED_OF_UNSIGNED, **dict.fromkeys(_FLOAT8, torch.int8)}
 # what NumPy sees elements as where it has no type of theirs: the same bits
 _NUMPY_BITS_OF = {torch.bfloat16: torch.int16, **dict.fromkeys(_FLOAT8, torch.int8)}
 _COPYING_WRITES = {None: torch.index_copy, Named.ADD: torch.index_add}
-# combine_elements' writes: add by index_add_, replace (_replace_elements)
-_ELEMENT_WRITES: frozenset[Named | None] = frozenset({None, Named.ADD})
+# combine_elements' writes (add also by index_add_, the others by the kernels' pass only)
+_ELEMENT_WRITES: frozenset[Named | None] = frozenset(
+    {None, Named.ADD, Named.MUL, Named.MIN, Named.MAX}
+)
 # An add of distinct rows of a real floating type at least this wide: index_put_ with
 # accumulate=True, which adds each row as index_add_ does, where index_add_ runs a parallel
 # region on more than one thread (16-20 us for 8 rows of 16 float32 on two threads,
@@ -290,8 +293,9 @@ class TorchBackend(HostKernels):
         return self._take(table, rows, "raise")
 
     def element_combines(self, count: int) -> frozenset[Named | None]:
-        """Add and replace, where :meth:`takes_elements` (see :meth:`combine_elements`;
-        the replace costs 0.23-0.73 of the element plans' from 1,024 elements to 4,096:
+        """Every named combiner where :meth:`takes_elements` (see
+        :meth:`combine_elements`: multiply, min and max only by the kernels' pass; the
+        replace costs 0.22-0.73 of the element plans' from 1,024 elements to 4,096:
         benchmarks/README.md, "Issue 35: the idiom's replace in one pass")."""
         return _ELEMENT_WRITES if self.takes_elements(count) else frozenset()
 
@@ -321,17 +325,17 @@ class TorchBackend(HostKernels):
     def combine_elements(
         self, x: Array, index: tuple[Array, ...], values: Array, how: Named | None, copy: bool
     ) -> Array | None:
-        """On the flat view of a contiguous ``x`` (or copy), at the element numbers found
-        in range first on the host: add by ``index_add_``, one element per index entry,
-        in order (torch's ``index_put_`` with ``accumulate`` adds repeats out of order on
-        more threads; no add for the types of :data:`_BITS_OF`); replace by
-        :meth:`_replace_elements`."""
+        """On the flat view of a contiguous ``x`` (or copy), in order:
+        :meth:`_in_order` where it takes them (a replace always; the other combiners
+        where the kernels' pass does), else an add by ``index_add_`` at the element
+        numbers found in range on the host, one element per index entry, in order
+        (torch's ``index_put_`` with ``accumulate`` adds repeats out of order on more
+        threads; no add for the types of :data:`_BITS_OF`)."""
         if not (copy or x.is_contiguous()):
             return None
-        if how is None:
-            return self._replace_elements(x, index, values, copy)
-        if x.dtype in _BITS_OF:
-            return None
+        written = self._in_order(x, index, values, how, copy)
+        if written is not None or how is not Named.ADD or x.dtype in _BITS_OF:
+            return written
         numbers = _element_numbers(self, x, index)
         if numbers is None:
             return None
@@ -339,20 +343,22 @@ class TorchBackend(HostKernels):
         out.view(-1).index_add_(0, torch.from_numpy(numbers.reshape(-1)), values.reshape(-1))
         return out
 
-    def _replace_elements(
-        self, x: Array, index: tuple[Array, ...], values: Array, copy: bool
+    def _in_order(
+        self, x: Array, index: tuple[Array, ...], values: Array, how: Named | None, copy: bool
     ) -> Array | None:
-        """:meth:`combine_elements`' replace: :func:`replace_elements` on NumPy's views
-        of the tensors (their bits for the types NumPy lacks), into ``x`` or NumPy's copy
-        (9 us for 192 elements with the kernels, where torch's ``clone`` and ``put_`` of
-        the last writes took 21)."""
+        """:func:`combine_in_order` on NumPy's views of the tensors (a replace's on their
+        bits for the types NumPy lacks, which no other combiner takes), into ``x`` or
+        NumPy's copy (the idiom's replace 9 us for 192 elements with the kernels, where
+        torch's ``clone`` and ``put_`` of the last writes took 21)."""
         bits = _NUMPY_BITS_OF.get(x.dtype)
+        if how is not None and (bits is not None or pairs_pass(x, index) is None):
+            return None  # (no views made: only the pass combines)
         seen = (x, values) if bits is None else (x.view(bits), values.view(bits))
         views = self.host_arrays(*seen, *index)
         if views is None:
             return None
         target, updates, *positions = views
-        written = replace_elements(target, tuple(positions), updates, copy)
+        written = combine_in_order(target, tuple(positions), updates, how, copy)
         if written is None:
             return None
         if not copy:

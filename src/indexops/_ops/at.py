@@ -1071,7 +1071,13 @@ def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:
 
 # at's combiners that Backend.combine_elements may take (None: set; subtract is an add of
 # -y), and what the others give
-_ELEMENT_COMBINES: dict[str | None, Named | None] = {None: None, "add": Named.ADD, "mul": Named.MUL}
+_ELEMENT_COMBINES: dict[str | None, Named | None] = {
+    None: None,
+    "add": Named.ADD,
+    "mul": Named.MUL,
+    "min": Named.MIN,
+    "max": Named.MAX,
+}
 _OTHER = object()
 
 
