@@ -462,9 +462,12 @@ def in_place_as_it_was(
             )(convert(updates), **promise)
             for method in ("set", "add", "max", "multiply")
         },
-        "at idiom add": lambda x: indexops.at(x)[
-            convert(np.arange(n)[:, None]), convert(element_rows[..., 0])
-        ].add(convert(element_updates), **promise),
+        **{
+            f"at idiom {method}": lambda x, method=method: getattr(indexops.at(x)[
+                convert(np.arange(n)[:, None]), convert(element_rows[..., 0])
+            ], method)(convert(element_updates), **promise)
+            for method in ("add", "set", "max")
+        },
     }  # fmt: skip
     for name, write in writes.items():
         x = convert(table.copy())
@@ -501,6 +504,7 @@ def element_calls(convert: Callable, table: Any, rows: Any, updates: Any) -> dic
     }
     gathers["at idiom add"] = lambda: idiom.add(values, mode="promise_in_bounds")
     gathers["at idiom set"] = lambda: idiom.set(values, mode="promise_in_bounds")
+    gathers["at idiom max"] = lambda: idiom.max(values, mode="promise_in_bounds")
     scatter = functools.partial(indexops.scatter, x, indices, values, **ELEMENT_SCATTER)
     scatters = {
         f"element scatter {how} {mode}": functools.partial(
