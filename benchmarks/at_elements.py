@@ -2,17 +2,19 @@
 another copy of indexops and the library's native expression.
 
 ``python -m benchmarks.at_elements [--rounds 11] [--backend numpy,torch] [--size
-1/16,1/4,1] [--base-package NAME]`` prints, per library, case, size and method, the CPU
-time per call (one thread, numba's kernels loaded first) of ``at(x)[arange(n)[:, None],
-idx]`` with 3 columns of each of ``n = 64 * size`` rows of an [n, 16] float32 table
-(``get``, ``add`` into a copy, ``add`` in place, ``set`` into a copy), sampled alternately
-(:mod:`.interleaved`) with the same call of the copy importable under ``NAME`` (the source
-of a base commit), and the native expression sampled apart (``np.take_along_axis`` /
-``torch.gather``, ``np.add.at`` / ``scatter_add_``, the library's own assignment). The
-library's own element steps (``Backend.take_elements``, ``combine_elements``) take reads
-and replaces up to 4,096 elements, torch's adds too, NumPy's adds below 1,024; the
-element plans and their compiled kernels the rest. See benchmarks/README.md, "Issue 35:
-at's index tuples of few elements" and "Issue 35: the idiom's replace in one pass".
+1/16,1/4,1] [--kernels off] [--base-package NAME]`` prints, per library, case, size and
+method, the CPU time per call (one thread, numba's kernels loaded first unless ``--kernels
+off``) of ``at(x)[arange(n)[:, None], idx]`` with 3 columns of each of ``n = 64 * size``
+rows of an [n, 16] float32 table (``get``, ``add`` into a copy, ``add`` in place, ``set``
+and ``max`` into a copy), sampled alternately (:mod:`.interleaved`) with the same call of
+the copy importable under ``NAME`` (the source of a base commit), and the native
+expression sampled apart (``np.take_along_axis`` / ``torch.gather``, ``np.add.at`` /
+``scatter_add_``, the library's own assignment, ``np.maximum.at`` / ``scatter_reduce_``).
+The library's own element steps (``Backend.take_elements``, ``combine_elements``) take
+reads, replaces and (with the kernels) maxima up to 4,096 elements, torch's adds too,
+NumPy's adds below 1,024; the element plans and their compiled kernels the rest. See
+benchmarks/README.md, "Issue 35: at's index tuples of few elements" and "Issue 35: the
+idiom's replace in one pass".
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def cases(library: str, size: float, packages: dict[str, Any]) -> dict[str, tupl
         native_get = lambda: torch.gather(table, 1, columns)  # noqa: E731
         native_add = lambda: table.clone().scatter_add_(1, columns, values)  # noqa: E731
         native_in_place = lambda: written.scatter_add_(1, columns, values)  # noqa: E731
+        native_max = lambda: table.clone().scatter_reduce_(1, columns, values, "amax")  # noqa: E731
     else:
         native_get = lambda: np.take_along_axis(table, columns, axis=1)  # noqa: E731
 
@@ -51,18 +54,26 @@ def cases(library: str, size: float, packages: dict[str, Any]) -> dict[str, tupl
             return out
 
         native_in_place = lambda: np.add.at(written, (counting, columns), values)  # noqa: E731
+
+        def native_max() -> Any:
+            out = table.copy()
+            np.maximum.at(out, (counting, columns), values)
+            return out
+
     index = (counting, columns)
     forms = {
         "get": lambda io: io.at(table)[index].get(),
         "add": lambda io: io.at(table)[index].add(values),
         "add in place": lambda io: io.at(written)[index].add(values, copy=False),
         "set": lambda io: io.at(table)[index].set(values),
+        "max": lambda io: io.at(table)[index].max(values),
     }
     native = {
         "get": native_get,
         "add": native_add,
         "add in place": native_in_place,
         "set": lambda: _set_along_axis(table, index, values, library),
+        "max": native_max,
     }
     return {
         f"{method}, {rows * 3} elements": (
