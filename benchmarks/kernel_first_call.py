@@ -13,7 +13,8 @@ large call the kernels had loaded. Then, in a second fresh process, the load's s
 loader's thread runs them: the kernels' import (numba's), the import of ``scipy.linalg``
 (numba's ``arraymath`` checks SciPy's BLAS when it is imported), the rest of numba's CPU
 target (its implementation registries) and the first loop loaded; then each call's first
-and second run through the public ops at 2**12 elements, where the kernels run.
+and second run through the public ops at 2**12 elements, where the kernels run, and
+of the ``take_along_axis`` idiom's ``set`` and ``max`` in a small call (192 elements).
 """
 
 from __future__ import annotations
@@ -93,6 +94,10 @@ for dtype in sys.argv[1].split(","):
         table, targets, updates, reduction="add")
     calls[f"onnx.scatter_elements add {dtype}"] = lambda: onnx.scatter_elements(
         data, indices, updates, axis=1, reduction="add")
+    counting, columns = np.arange(64)[:, None], indices[:64, :3]  # a small call: 192 elements
+    for method in ("set", "max"):
+        calls[f"at idiom {method}, 192 elements {dtype}"] = lambda m=method: getattr(
+            indexops.at(table[:64])[counting, columns], m)(updates[:64, :3])
     for name, call in calls.items():
         times = []
         for _ in range(2):

@@ -396,22 +396,36 @@ def _pairs_loop(table: Array, rows: Array, columns: Array, values: Array, combin
     ``table``."""
     n, m = table.shape
     p, q = values.shape
-    if _overlaps(table, values) or _overlaps(table, rows) or _overlaps(table, columns):
+    if _pairs_shared(table, rows, columns, values):
         return SHARED
     row_i, row_j = int(rows.shape[0] != 1), int(rows.shape[1] != 1)
     column_i, column_j = int(columns.shape[0] != 1), int(columns.shape[1] != 1)
     for i in range(p):
         for j in range(q):
-            r = _position(rows[i * row_i, j * row_j], n, n, STOP)
-            c = _position(columns[i * column_i, j * column_j], m, m, STOP)
-            if r < 0 or c < 0:
+            r = _from_end(rows[i * row_i, j * row_j], n)
+            c = _from_end(columns[i * column_i, j * column_j], m)
+            if r >= np.uint64(n) or c >= np.uint64(m):  # (negative ones: above every n)
                 return i * q + j
     for i in range(p):
         for j in range(q):
-            r = np.uint64(_position(rows[i * row_i, j * row_j], n, n, STOP))
-            c = np.uint64(_position(columns[i * column_i, j * column_j], m, m, STOP))
+            r = _from_end(rows[i * row_i, j * row_j], n)
+            c = _from_end(columns[i * column_i, j * column_j], m)
             table[r, c] = combine(table[r, c], values[i, j])
     return -1
+
+
+@_kernel  # (not inlined: compiled once per table and values type, for every combiner)
+def _pairs_shared(table: Array, rows: Array, columns: Array, values: Array) -> bool:
+    """Whether ``rows``, ``columns`` or ``values`` may share memory with ``table``."""
+    return _overlaps(table, values) or _overlaps(table, rows) or _overlaps(table, columns)
+
+
+@_inline
+def _from_end(k: Any, n: int) -> Any:
+    """``k`` counted from the end where negative, as an unsigned index (still negative:
+    above every ``n``), branch-free (see :func:`_position`)."""
+    k = np.int64(k)
+    return np.uint64(k + (n & (k >> 63)))
 
 
 @_kernel
