@@ -147,12 +147,15 @@ class TorchBackend(HostKernels):
         with its conjugate bit set)."""
         if not self.host_reads or torch_is_compiling():  # (asked once for all of them)
             return None
-        if not all(_eager_on_cpu(t) and not t.requires_grad for t in arrays):
-            return None
-        try:
-            return [t.numpy() for t in arrays]
+        views = []
+        try:  # (one loop: a generator and a comprehension cost 0.5 us of 4.7 for four)
+            for t in arrays:
+                if t.requires_grad or not _eager_on_cpu(t):
+                    return None
+                views.append(t.numpy())
         except (TypeError, RuntimeError):
             return None
+        return views
 
     def from_host(self, x: np.ndarray) -> Array:
         return torch.from_numpy(x)
@@ -654,15 +657,14 @@ def _leaf_or_view_of_one(x: Array) -> bool:
     return not torch_is_compiling() and x._base is not None and x._base.is_leaf
 
 
+_functorch_wrapped = torch._C._functorch.is_functorch_wrapped_tensor  # (looked up once)
+
+
 def _eager_on_cpu(x: Array) -> bool:
     """Whether ``x`` is a plain tensor on the CPU, not one of functorch's wrappers
     (``vmap``, ``grad``): its values are on the host unless ``torch.compile`` traces,
     which callers ask first (Dynamo cannot trace functorch's question)."""
-    return (
-        x.is_cpu
-        and type(x) in _PLAIN_TYPES
-        and not torch._C._functorch.is_functorch_wrapped_tensor(x)
-    )
+    return x.is_cpu and type(x) in _PLAIN_TYPES and not _functorch_wrapped(x)
 
 
 def _copied_by_numpy(x: Array) -> bool:
