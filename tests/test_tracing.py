@@ -308,6 +308,32 @@ def test_torch_compile_fullgraph_every_at_method(torch: Any, monkeypatch):
 
 @pytest.mark.backends("torch")
 @COMPILES_CLEANLY
+@pytest.mark.parametrize("method", ["get", "set", "add", "multiply", "min", "max"])
+def test_torch_compile_fullgraph_the_take_along_axis_idiom(torch: Any, method: str, monkeypatch):
+    """Every method of the idiom ``x[rows[:, None], idx]`` with repeated elements, whose
+    eager calls take the library's element steps and, with numba's kernels loaded, their
+    compiled pass: traced whole, the eager values (the steps ask nothing of the host
+    while Dynamo traces)."""
+    from indexops._backends._host import load_kernels
+
+    load_kernels()
+    torch._dynamo.reset()
+    monkeypatch.setattr(at_module, "_DTYPE_KINDS", {})
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((6, 5)), rng.standard_normal((6, 3))
+    rows, columns = np.arange(6)[:, None], rng.integers(0, 5, (6, 3))
+
+    def fn(x: Any, rows: Any, columns: Any, y: Any) -> Any:
+        target = indexops.at(x)[rows, columns]
+        return target.get() if method == "get" else getattr(target, method)(y)
+
+    args = [torch.asarray(a) for a in (x, rows, columns, y)]
+    got = torch.compile(fn, fullgraph=True)(*args)
+    torch.testing.assert_close(got, fn(*args), rtol=0, atol=0)
+
+
+@pytest.mark.backends("torch")
+@COMPILES_CLEANLY
 def test_torch_compile_applies_duplicates_in_order_in_place(torch: Any):
     """A callable with repeated rows runs one pass per repeat in a loop on the device
     (no graph break) and writes into the caller's tensor with ``copy=False``."""

@@ -334,8 +334,8 @@ class TorchBackend(HostKernels):
         numbers found in range on the host, one element per index entry, in order
         (torch's ``index_put_`` with ``accumulate`` adds repeats out of order on more
         threads; no add for the types of :data:`_BITS_OF`)."""
-        if not (copy or x.is_contiguous()):
-            return None
+        if torch_is_compiling() or not (copy or x.is_contiguous()):
+            return None  # (Dynamo traces no question of the host's)
         written = self._in_order(x, index, values, how, copy)
         if written is not None or how is not Named.ADD or x.dtype in _BITS_OF:
             return written
