@@ -799,7 +799,7 @@ def apply_rows(
 def put_in_order(out: Array, numbers: Array, values: Array) -> bool:
     """``out.flat[numbers[k]] = values[k]`` for each ``k`` in order (the last write of a
     repeated number wins), by the row replace's loop on ``out`` as one column of bits:
-    1.0 us for 192 numbers, where NumPy's way takes 3.6 (``_host.put_in_order``). Every
+    1.9 us for 192 numbers, where NumPy's way takes 3.7 (``_host.put_in_order``). Every
     number is checked against ``out`` before the first write (:class:`IndexError` for one
     outside, ``out`` as it was), and ``values`` that share memory with ``out`` are read
     before it is written. False, nothing written, where no kernel takes them: ``out``

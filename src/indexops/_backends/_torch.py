@@ -329,11 +329,11 @@ class TorchBackend(HostKernels):
         self, x: Array, index: tuple[Array, ...], values: Array, how: Named | None, copy: bool
     ) -> Array | None:
         """On the flat view of a contiguous ``x`` (or copy), in order:
-        :meth:`_in_order` where it takes them (a replace always; the other combiners
-        where the kernels' pass does), else an add by ``index_add_`` at the element
-        numbers found in range on the host, one element per index entry, in order
-        (torch's ``index_put_`` with ``accumulate`` adds repeats out of order on more
-        threads; no add for the types of :data:`_BITS_OF`)."""
+        :meth:`_in_order` where it takes them (a replace wherever NumPy views the
+        tensors; the other combiners where the kernels' pass does), else an add by
+        ``index_add_`` at the element numbers found in range on the host, one element per
+        index entry, in order (torch's ``index_put_`` with ``accumulate`` adds repeats out
+        of order on more threads; no add for the types of :data:`_BITS_OF`)."""
         if torch_is_compiling() or not (copy or x.is_contiguous()):
             return None  # (Dynamo traces no question of the host's)
         written = self._in_order(x, index, values, how, copy)
