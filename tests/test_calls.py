@@ -13,6 +13,7 @@ from helpers import ROW_SCATTER, map_in_threads
 
 import indexops
 from indexops import IndexOpsTypeError, IndexOpsValueError
+from indexops._ops import at as at_module
 from indexops._ops import gather as gather_module
 from indexops._plan import executors as _calls
 
@@ -218,6 +219,16 @@ def _at_calls() -> dict[str, tuple[np.ndarray, object]]:
         "array dtype": (x, (rows.astype(np.int32), slice(1, 4))),
         "unsigned array": (x, (np.array([4, 0, 5], np.uint8), slice(1, 4))),
         "two arrays": (x, (rows, columns)),
+        "two arrays, the second's dtype": (x, (rows, columns.astype(np.int32))),
+        "two arrays, the second's shape": (x, (rows, columns[:, None])),
+        "two arrays, x's dtype": (x.astype(np.float32), (rows, columns)),
+        "two arrays, x's byte order": (x.astype(">f8"), (rows, columns)),
+        "two arrays, x's type": (x.view(_Marked), (rows.view(_Marked), columns.view(_Marked))),
+        "array alone, its dtype": (x, rows.astype(np.int32)),
+        "array alone, its shape": (x, rows[:2]),
+        "array alone, x's shape": (np.arange(35.0).reshape(7, 5), rows),
+        "array alone, x's byte order": (x.astype(">f8"), rows),
+        "empty tuple": (x, ()),
         "int and array": (x, (1, columns)),
         "x shape": (x[:, :4], (rows, slice(1, 4))),
         "x dtype": (x.astype(np.float32), (rows, slice(1, 4))),
@@ -243,8 +254,32 @@ def _at_results(calls: dict[str, tuple[np.ndarray, object]], order: list[str]) -
 
 
 def _at_entries() -> list[object]:
-    """The lowerings in the table (at's signatures begin with its name)."""
-    return [run for key, run in _calls._EXECUTORS.items() if key[0] == "at"]
+    """The lowerings in the table (at's signatures begin with its name, or with the
+    marks of its flat signatures: one array, or a tuple of arrays, of x's type)."""
+    marks = (at_module.OP, at_module._ROWS_OF_X, at_module._ARRAYS_OF_X)
+    return [run for key, run in _calls._EXECUTORS.items() if key[0] in marks]
+
+
+def test_at_boolean_masks_are_never_kept(monkeypatch):
+    """A mask's values set the lowering: alone, in a tuple with arrays or with a slice,
+    each call lowers its own, and gives NumPy's result after a kept lowering of the same
+    shapes and an integer dtype."""
+    monkeypatch.setattr(_calls, "_EXECUTORS", {})
+    x = np.arange(30.0).reshape(6, 5)
+    rows = np.array([4, 0, 5, 1, 2, 3])
+    for mask in (np.array([True, False, True, False, False, True]), np.ones(6, bool)):
+        for idx in (mask, (mask, np.array([0])), (mask, slice(1, 3))):
+            integer = (
+                tuple(rows if item is mask else item for item in idx)
+                if type(idx) is tuple
+                else rows
+            )
+            for index in (integer, idx, idx):  # (an integer array of the mask's shape first)
+                expected = np.array(x)
+                expected[index] = 7.0
+                np.testing.assert_array_equal(indexops.at(x)[index].set(7.0), expected)
+                np.testing.assert_array_equal(indexops.at(x)[index].get(), x[index])
+    assert len(_at_entries()) == 3  # the integer arrays' lowerings only
 
 
 def test_at_calls_that_differ_in_one_part_of_the_signature_never_share_a_lowering(monkeypatch):

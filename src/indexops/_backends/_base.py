@@ -150,11 +150,9 @@ class Backend:
     def values_on_host(self, x: Array) -> bool:
         """Whether the values of ``x`` can be read without a device sync or a trace.
 
-        Only then may an op branch on them (for speed, or to raise a value error).
+        Only then may an op branch on them (for speed, or to raise a value error). Never
+        where :attr:`host_reads` is False (the "device" variant); here: never.
         """
-        return self.host_reads and self._values_on_host(x)
-
-    def _values_on_host(self, x: Array) -> bool:
         return False
 
     def host_ints(self, x: Array) -> tuple[int, ...]:

@@ -42,7 +42,7 @@ class KernelLoader:
 
     def loaded(self) -> ModuleType | None:
         """The kernel module where its load has ended, else ``None`` (nothing started)."""
-        return self._module if self._done.is_set() else None
+        return self._module  # (set once loaded: no question of _done on every small call)
 
     def expected(self) -> bool:
         """Whether the kernels run in this process now or will: loaded, or not loaded yet

@@ -122,8 +122,8 @@ class NumpyBackend(HostKernels):
             return True
         return bool(np.may_share_memory(a, b))
 
-    def _values_on_host(self, x: Array) -> bool:
-        return True
+    def values_on_host(self, x: Array) -> bool:
+        return self.host_reads
 
     def host_arrays(self, *arrays: Array) -> list[np.ndarray] | None:
         return list(arrays) if self.host_reads else None  # (values_on_host, asked once)

@@ -22,7 +22,7 @@ from .._backends._host import LIST_ENTRIES
 from .._errors import type_error, value_error
 from .._execute.writes import RowWriter, read_before_writing
 from .._plan.cache import static_cache, torch_is_compiling
-from .._plan.executors import Executor, executor, kept_in, signature
+from .._plan.executors import Executor, executor, kept, kept_in, signature
 from .._typing import Array
 from .._validate.arguments import as_flag, casts_in_kind, check_scalar, writes_in_place
 from .._validate.combiners import Combiner, Named, resolve
@@ -44,6 +44,10 @@ OP = "at"
 
 # combiners without a name in scatter: the library's own elementwise function
 _XP_COMBINERS = {"divide": "divide", "power": "pow"}
+
+# the modes every call asks for: a member read through its Enum class costs 75 ns in
+# Python 3.11 (EnumType's __getattr__ slows every attribute of the class), a global 8
+_CLIP, _FILL, _DROP = GatherMode.CLIP, GatherMode.FILL, ScatterMode.DROP
 
 _NUMERIC = ("integral", "real floating", "complex floating")
 _INEXACT = ("real floating", "complex floating")
@@ -241,7 +245,8 @@ class At:
     def __init__(self, x: Array, idx: Any = _NO_INDEX) -> None:
         self._x = np.asarray(x) if isinstance(x, np.generic) else x  # a 0-d array
         # a tuple subclass (a named tuple, say) is the tuple of its items, as in NumPy
-        self._idx = tuple(idx) if type(idx) is not tuple and isinstance(idx, tuple) else idx
+        plain = idx is _NO_INDEX or type(idx) is tuple or not isinstance(idx, tuple)
+        self._idx = idx if plain else tuple(idx)
 
     def __getitem__(self, idx: Any) -> At:
         if self._idx is not _NO_INDEX:
@@ -293,23 +298,24 @@ class At:
         """
         op = "at.get"
         gather_mode = (  # JAX's default for reads: clip
-            GatherMode.CLIP if mode is None else GatherMode.parse(op, mode, jax_names=True)
+            _CLIP if mode is None else GatherMode.parse(op, mode, jax_names=True)
         )
         if indices_are_sorted is not False:  # (the defaults need no call)
             as_flag(op, "indices_are_sorted", indices_are_sorted)
         if unique_indices is not False:
             as_flag(op, "unique_indices", unique_indices)
         lowering = self._lowered(op)
-        backend, plan, basic = lowering.backend, lowering.plan, lowering.basic
-        if plan.empty_dims:  # a gather window must fit: only an empty read is possible
-            return _empty_read(op, backend, self._x, plan)
-        if basic is not None:
-            return _read_basic(backend, basic, self._x)
         x = self._x
-        if lowering.last_row is not None and gather_mode is not GatherMode.FILL:
+        if lowering.last_row is not None and gather_mode is not _FILL:
+            # (first: of an x without rows, the checked read takes no rows or none)
             rows = _read_rows(lowering, x, self._idx)
             if rows is not None:
                 return rows
+        backend, plan, basic = lowering.backend, lowering.plan, lowering.basic
+        if plan.empty_dims:  # a gather window must fit: only an empty read is possible
+            return _empty_read(op, backend, x, plan)
+        if basic is not None:
+            return _read_basic(backend, basic, x)
         if lowering.elements:  # every entry in range: the same read in every mode
             taken = backend.take_elements(x, self._idx, lowering.values_first)
             if taken is not None:
@@ -564,9 +570,13 @@ class At:
             raise type_error(op, "idx", "no index", "an index: at(x)[idx] or at(x, idx)")
         x, idx = self._x, self._idx
         key = _index_signature(x, idx)
-        lowering = cast(
-            _Lowering, executor(key, lambda: _lower(op, x, idx, cached=key is not None))
-        )
+        lowering: _Lowering | None = kept(key)  # (a repeat makes no builder)
+        if lowering is None:
+            if key is not None and _has_mask(x, idx):
+                key = None  # a mask's values set the plan: lowered on every call
+            lowering = cast(
+                _Lowering, executor(key, lambda: _lower(op, x, idx, cached=key is not None))
+            )
         backend = lowering.backend
         if type(y) is type(x):
             backend.check_pair(op, x, y)
@@ -586,7 +596,7 @@ class At:
         op, update = _OP_NAMES[method], _UPDATES[method]
         x = self._x
         scatter_mode = (  # JAX's default for updates: drop
-            ScatterMode.DROP if mode is None else ScatterMode.parse(op, mode, jax_names=True)
+            _DROP if mode is None else ScatterMode.parse(op, mode, jax_names=True)
         )
         lowering = self._lowered(op, y)
         backend, plan = lowering.backend, lowering.plan
@@ -608,7 +618,7 @@ class At:
             computation = resolve(op, backend.xp, f, name="f").fn
         rows = self._idx
         if lowering.element_combines and type(computation) in _NAMED_FORMS:
-            how = _ELEMENT_COMBINES.get(cast("str | None", computation), _OTHER)
+            how = _ELEMENT_COMBINES.get(computation, _OTHER)
             if how in lowering.element_combines:
                 written = _combine_elements(backend, x, rows, updates, how, in_place)
                 if written is not None:
@@ -750,7 +760,11 @@ def _updates(
 _NAMED_FORMS = frozenset({str, type(None)})  # combiners the core keeps executors for
 _ARRAY = ("array",)  # an index array's place in a signature (its facts follow the static ones)
 _PLAIN_BOUNDS = frozenset({int, type(None)})
-_ONE_ARRAY = (OP, False, _ARRAY)  # the static part of an idx that is one index array
+# the first entries of the flat signatures of one index array, and of a tuple of index
+# arrays, of x's type (no other signature starts with them): one tuple, not one per array
+# (built and hashed in 0.42 us, not 0.53, for one array)
+_ROWS_OF_X = "at: one index array of x's type"
+_ARRAYS_OF_X = "at: a tuple of index arrays of x's type"
 _ROWS = "rows"  # the key of a row writer (_RowWrite) among a lowering's core executors
 
 
@@ -758,40 +772,49 @@ def _index_signature(x: Array, idx: Any) -> tuple[Any, ...] | None:
     """What the lowering of ``idx`` on ``x`` depends on: its ints, slices, ``None`` and
     ``...`` by value, and each index array's type, shape, dtype and device, with ``x``'s.
 
-    None (lowered on every call) for anything else: boolean arrays and bools, whose
-    values set the plan; sequences; arrays of another library; NumPy integers, floats
-    and bools, which compare equal to ints.
+    None (lowered on every call) for anything else: sequences; arrays of another
+    library; NumPy integers, floats and bools, which compare equal to ints. Boolean
+    arrays, whose values set the plan, have a signature that is never kept: their
+    dtypes are asked only where a signature is missed (:meth:`At._lowered`).
     """
-    if type(idx) is type(x):  # one index array: the common case, its signature at once
-        dtype = idx.dtype
-        if _is_bool(dtype):
-            return None
-        try:  # (signature's layout, made without its list)
-            return (
-                *_ONE_ARRAY,
-                (type(x), x.shape, x.dtype, x.device),
-                (type(idx), idx.shape, dtype, idx.device),
-            )
-        except AttributeError:  # (Dask's arrays have no device)
-            return signature(_ONE_ARRAY, x, idx)
+    kind = type(x)
+    try:  # one array, or a tuple of arrays, of x's type: the common calls, keyed flat
+        if type(idx) is kind:
+            return (_ROWS_OF_X, kind, x.shape, x.dtype, x.device, idx.shape, idx.dtype, idx.device)
+        if type(idx) is tuple:
+            flat = [_ARRAYS_OF_X, kind, x.shape, x.dtype, x.device]
+            for item in idx:
+                if type(item) is not kind:
+                    break
+                flat += (item.shape, item.dtype, item.device)
+            else:
+                return tuple(flat)
+    except AttributeError:  # (Dask's arrays have no device): the general form
+        pass
     items = idx if type(idx) is tuple else (idx,)
     static: list[Any] = [OP, type(idx) is tuple]
     arrays = []
     for item in items:
-        kind = type(item)
-        if kind is int or item is None or item is Ellipsis:
+        item_kind = type(item)
+        if item_kind is int or item is None or item is Ellipsis:
             static.append(item)
-        elif kind is slice:
+        elif item_kind is slice:
             bounds = (item.start, item.stop, item.step)
             if not _PLAIN_BOUNDS.issuperset(map(type, bounds)):
                 return None
             static.append(bounds)
-        elif kind is type(x) and not _is_bool(item.dtype):
+        elif item_kind is kind:
             static.append(_ARRAY)
             arrays.append(item)
         else:
             return None
     return signature(tuple(static), x, *arrays)
+
+
+def _has_mask(x: Array, idx: Any) -> bool:
+    """Whether ``idx`` is, or holds, a boolean array of ``x``'s type."""
+    items = idx if type(idx) is tuple else (idx,)
+    return any(type(item) is type(x) and _is_bool(item.dtype) for item in items)
 
 
 # (dtype's type, dtype) -> whether it is bool (str costs microseconds); the type first, so
@@ -1002,12 +1025,12 @@ def _rows_in_range(backend: Backend, last_row: int, rows: Array) -> bool:
 def _row_write(lowering: _Lowering, x: Array, rows: Array, computation: str | None) -> _RowWrite:
     """The lowering's :class:`_RowWrite` of ``computation``, made on its first call."""
     key = (_ROWS, computation)
-    found = lowering.core.get(key)  # (a repeat makes no builder)
+    found: Any = lowering.core.get(key)  # (a repeat makes no builder, nor calls cast)
     if found is None:
         found = kept_in(
             lowering.core, key, lambda: _RowWrite(lowering.backend, x, rows, computation)
         )
-    return cast(_RowWrite, found)
+    return found
 
 
 class _RowWrite:
@@ -1071,7 +1094,7 @@ def _read_basic(backend: Backend, basic: BasicIndex, x: Array) -> Array:
 
 # at's combiners that Backend.combine_elements may take (None: set; subtract is an add of
 # -y), and what the others give
-_ELEMENT_COMBINES: dict[str | None, Named | None] = {
+_ELEMENT_COMBINES: dict[Any, Named | None] = {  # (Any: a callable gets _OTHER)
     None: None,
     "add": Named.ADD,
     "mul": Named.MUL,

@@ -18,7 +18,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def torch_is_compiling() -> bool:
     """Whether ``torch.compile`` is tracing the current call (False without torch)."""
     if _IS_COMPILING:
-        return bool(_IS_COMPILING[0]())
+        return _IS_COMPILING[0]()
     torch = sys.modules.get("torch")
     if torch is None:
         return False

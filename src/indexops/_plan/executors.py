@@ -42,7 +42,8 @@ def executor(signature: Hashable | None, build: Callable[[], Executor]) -> Execu
 
     ``signature`` must determine everything ``build`` decides. ``None`` or an unhashable
     one (an attribute given as a list) is built every time, as is every call while
-    ``torch.compile`` traces or where :data:`KEEPING` is False.
+    ``torch.compile`` traces or where :data:`KEEPING` is False. A hot caller writes
+    ``kept(signature) or executor(signature, build)``: a repeat makes no builder.
     """
     if signature is None or torch_is_compiling() or not KEEPING.get():
         return build()
@@ -57,6 +58,17 @@ def executor(signature: Hashable | None, build: Callable[[], Executor]) -> Execu
                 del _EXECUTORS[next(iter(_EXECUTORS))]
             _EXECUTORS[signature] = found
     return found
+
+
+def kept(signature: Hashable | None) -> Any:
+    """:func:`executor`'s lookup alone: the executor kept for ``signature``, or ``None``
+    (none yet, or wherever :func:`executor` builds every time). Executors are true."""
+    if signature is None or torch_is_compiling() or not KEEPING.get():
+        return None
+    try:
+        return _EXECUTORS.get(signature)
+    except TypeError:  # an unhashable signature
+        return None
 
 
 class HeldAttributes:
