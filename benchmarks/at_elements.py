@@ -11,7 +11,7 @@ the copy importable under ``NAME`` (the source of a base commit), and the native
 expression sampled apart (``np.take_along_axis`` / ``torch.gather``, ``np.add.at`` /
 ``scatter_add_``, the library's own assignment, ``np.maximum.at`` / ``scatter_reduce_``).
 The library's own element steps (``Backend.take_elements``, ``combine_elements``) take
-reads, replaces and (with the kernels) maxima up to 4,096 elements, torch's adds too,
+reads, replaces and maxima up to 4,096 elements, torch's adds too,
 NumPy's adds below 1,024; the element plans and their compiled kernels the rest. See
 benchmarks/README.md, "Issue 35: at's index tuples of few elements" and "Issue 35: the
 idiom's replace in one pass".

@@ -24,14 +24,15 @@ torch = pytest.importorskip("torch")
 
 LIBRARIES = ("numpy", "torch")
 # method -> whether the library's own step takes it (NumPy, torch); "pairs": only the
-# kernels' pass of two index arrays into a 2-D x, of the types it has compiled ahead
+# kernels' pass of two index arrays into a 2-D x, of the types it has compiled ahead;
+# "compared": integers and real floats (ufunc.at, or the pass), and the pass's types
 METHODS = {
     "get": (True, True),
     "add": (True, True),
     "subtract": (True, True),
     "multiply": (True, "pairs"),
-    "max": ("pairs", "pairs"),
-    "min": ("pairs", "pairs"),
+    "max": ("compared", "compared"),
+    "min": ("compared", "compared"),
     "set": (True, True),
 }
 PAIR_TYPES = ("float32", "float64", "int32", "int64")
@@ -40,7 +41,9 @@ PAIR_TYPES = ("float32", "float64", "int32", "int64")
 def steps_take(library: str, method: str, dtype: str, shape: tuple, index: tuple) -> bool:
     """Whether the library's own element step takes the call (:data:`METHODS`)."""
     takes = METHODS[method][LIBRARIES.index(library)]
-    if takes != "pairs":
+    if takes == "compared" and np.dtype(dtype).kind in "iuf":
+        return True
+    if takes not in ("pairs", "compared"):
         return bool(takes)
     from indexops._backends._host import load_kernels
 
@@ -391,6 +394,65 @@ def test_the_pairs_pass_combines_in_order_as_the_general_path(method):
         assert not x.any()
 
 
+def ieee_in_order(method: str, x: np.ndarray, index: tuple, values: np.ndarray) -> np.ndarray:
+    """``x`` with ``values`` combined into ``x[index]`` one at a time in row-major order by
+    IEEE-754's ``minimum`` or ``maximum``: NaN wins, and of two zeros -0 (min) or +0 (max)."""
+    out = x.astype(np.float64)
+    positions = np.broadcast_arrays(*index)
+    for k in np.ndindex(values.shape):
+        at = tuple(int(p[k]) for p in positions)
+        a, b = float(out[at]), float(values[k])
+        if np.isnan(a) or np.isnan(b):
+            out[at] = np.nan
+        elif a == b == 0:
+            negative = (
+                np.signbit(a) or np.signbit(b)
+                if method == "min"
+                else np.signbit(a) and np.signbit(b)
+            )
+            out[at] = -0.0 if negative else 0.0
+        else:
+            out[at] = min(a, b) if method == "min" else max(a, b)
+    return out.astype(x.dtype)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("kernels", [False, True], ids=["without kernels", "kernels"])
+@pytest.mark.parametrize("method", ["min", "max"])
+def test_element_min_and_max_give_ieee_zeros_and_nan(library, kernels, method):
+    """Min and max of repeated elements holding zeros of both signs, NaN and others, in
+    every order, through the element step (``compare_at`` without the kernels, and for
+    float16 with them; the kernels' pass for float32 and float64): IEEE-754's result,
+    bit for bit but NaN's payload, as a transcription in order and the generic path give
+    it, into a copy and in place, negative entries counted from the end."""
+    from indexops._backends._host import load_kernels
+
+    if kernels and load_kernels() is None:
+        pytest.skip("numba is not installed (the fast extra)")
+    rng = np.random.default_rng(21)
+    specials = np.array([0.0, -0.0, np.nan, 1.0, -1.0])
+    rows = np.arange(-6, 6)[:, None]
+    columns = rng.integers(-4, 4, (12, 9))  # (each element written about twice)
+    for dtype, copy in itertools.product(("float16", "float32", "float64"), (True, False)):
+        table = rng.choice(specials, (12, 4)).astype(dtype)
+        values = rng.choice(specials, (12, 9)).astype(dtype)
+        expected = ieee_in_order(method, table, (rows, columns), values)
+        x, x_generic, *ids = arrays(library, table.copy(), table.copy(), rows, columns)
+        (y,) = arrays(library, values)
+        with generic_only():
+            generic = getattr(indexops.at(x_generic)[tuple(ids)], method)(y, copy=copy)
+        runs = contextlib.nullcontext() if kernels else without_kernels()
+        with runs, element_steps() as taken:
+            got = getattr(indexops.at(x)[tuple(ids)], method)(y, copy=copy)
+        assert taken == [f"{library} combine_elements"]
+        assert (got is x) == (not copy)
+        for result in (to_numpy(got), to_numpy(generic)):
+            nan = np.isnan(expected)
+            np.testing.assert_array_equal(np.isnan(result), nan)
+            np.testing.assert_array_equal(result[~nan], expected[~nan])
+            np.testing.assert_array_equal(np.signbit(result[~nan]), np.signbit(expected[~nan]))
+
+
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float8_e4m3fn", "uint16"])
 def test_torch_reads_and_adds_of_its_own_types(dtype):
     """torch's ``take`` has no kernel for float8 or the wide unsigned types, and NumPy
@@ -447,7 +509,7 @@ def test_torch_autograd_and_strided_x_take_the_general_path():
 def test_element_steps_from_many_threads(library):
     """Reads, adds, maxima and replaces (repeated elements) of one signature from eight threads
     switching every microsecond, in place into each thread's own ``x`` and into copies,
-    with the kernels and without: every result the serial one."""
+    replaces and maxima with the kernels and without: every result the serial one."""
     rng = np.random.default_rng(11)
     table = rng.standard_normal((32, 8))
     index = (np.arange(32)[:, None], rng.integers(0, 8, (32, 4)))
@@ -462,10 +524,9 @@ def test_element_steps_from_many_threads(library):
         x, r, c, y = arrays(library, table.copy(), *index, values)
         read = indexops.at(x)[r, c].get()
         with contextlib.nullcontext() if k % 4 < 2 else without_kernels():
-            written = indexops.at(x)[r, c].set(y, copy=k % 2 == 0)
-        written = to_numpy(written).copy()
-        x = arrays(library, table.copy())[0]
-        maxed = to_numpy(indexops.at(x)[r, c].max(y, copy=k % 2 == 0)).copy()
+            written = to_numpy(indexops.at(x)[r, c].set(y, copy=k % 2 == 0)).copy()
+            x = arrays(library, table.copy())[0]
+            maxed = to_numpy(indexops.at(x)[r, c].max(y, copy=k % 2 == 0)).copy()
         x = arrays(library, table.copy())[0]
         added = indexops.at(x)[r, c].add(y, copy=k % 2 == 0)
         return to_numpy(read), written, maxed, to_numpy(added)
@@ -477,9 +538,7 @@ def test_element_steps_from_many_threads(library):
         np.testing.assert_array_equal(written, replaced)
         np.testing.assert_array_equal(maxed, largest)
         np.testing.assert_array_equal(added, expected)
-    from indexops._backends._host import load_kernels
-
-    assert len(taken) == 192 + 64 * (load_kernels() is not None)  # (max: by the kernels)
+    assert len(taken) == 256  # (max: by the kernels' pass, or compare_at without them)
 
 
 @pytest.mark.parametrize("library", LIBRARIES)

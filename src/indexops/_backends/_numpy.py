@@ -175,11 +175,11 @@ class NumpyBackend(HostKernels):
 
     def element_combines(self, count: int) -> frozenset[Named | None]:
         """Where :meth:`takes_elements`: replace, min and max (the kernels' pass gives
-        IEEE-754's signed zeros; without it, min and max go to the general path), and
-        add and multiply below the kernels' size: ``ufunc.at`` costs more from there
-        (1.08 of them at 1,536 elements, 2.0 at 6,144), where the replace costs
-        0.43-0.84 of them up to 4,096 (benchmarks/README.md, "Issue 35: the idiom's
-        replace in one pass")."""
+        IEEE-754's signed zeros; without it ``compare_at``, which signs zeros after its
+        ``ufunc.at``), and add and multiply below the kernels' size: ``ufunc.at`` costs
+        more from there (1.08 of them at 1,536 elements, 2.0 at 6,144), where the
+        replace costs 0.43-0.84 of them up to 4,096 (benchmarks/README.md, "Issue 35:
+        the idiom's replace in one pass")."""
         if not self.takes_elements(count):
             return frozenset()
         return _AT_COMBINES if count < KERNEL_MIN_ELEMENTS else _IN_ORDER_COMBINES

@@ -33,6 +33,7 @@ from ._host import (
     rows_increase,
     zero_rows,
 )
+from ._signed_zeros import MIN_MAX
 
 torch_is_compiling = torch.compiler.is_compiling
 # Tensors of at least this many bytes are copied by NumPy: malloc maps memory that large
@@ -335,7 +336,8 @@ class TorchBackend(HostKernels):
     ) -> Array | None:
         """On the flat view of a contiguous ``x`` (or copy), in order:
         :meth:`_in_order` where it takes them (a replace wherever NumPy views the
-        tensors; the other combiners where the kernels' pass does), else an add by
+        tensors; min and max of integers and real floats; add and multiply where the
+        kernels' pass does), else an add by
         ``index_add_`` at the element numbers found in range on the host, one element per
         index entry, in order (torch's ``index_put_`` with ``accumulate`` adds repeats out
         of order on more threads; no add for the types of :data:`_BITS_OF`)."""
@@ -359,8 +361,8 @@ class TorchBackend(HostKernels):
         NumPy's copy (the idiom's replace 9 us for 192 elements with the kernels, where
         torch's ``clone`` and ``put_`` of the last writes took 21)."""
         bits = _NUMPY_BITS_OF.get(x.dtype)
-        if how is not None and (bits is not None or pairs_pass(x, index) is None):
-            return None  # (no views made: only the pass combines)
+        if how is not None and (bits is not None or not _combined_in_order(x, index, how)):
+            return None  # (no views made where no step of combine_in_order combines)
         seen = (x, values) if bits is None else (x.view(bits), values.view(bits))
         views = self.host_arrays(*seen, *index)
         if views is None:
@@ -666,6 +668,14 @@ _functorch_wrapped = torch._C._functorch.is_functorch_wrapped_tensor  # (looked 
 
 
 _ADD = Named.ADD  # (a member read through its Enum class costs 75 ns, a global 8: at.py)
+
+
+def _combined_in_order(x: Array, index: tuple[Array, ...], how: Named) -> bool:
+    """Whether :func:`combine_in_order` may combine into ``x`` by ``how``: by the kernels'
+    pass, or, for min and max of integers and real floats, by ``compare_at``."""
+    if pairs_pass(x, index) is not None:
+        return True
+    return how in MIN_MAX and not x.is_complex() and x.dtype is not torch.bool
 
 
 def _eager_on_cpu(x: Array) -> bool:
