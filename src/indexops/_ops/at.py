@@ -772,11 +772,11 @@ def _index_signature(x: Array, idx: Any) -> tuple[Any, ...] | None:
     """What the lowering of ``idx`` on ``x`` depends on: its ints, slices, ``None`` and
     ``...`` by value, and each index array's type, shape, dtype and device, with ``x``'s.
 
-    None (lowered on every call) for anything else: sequences; arrays of another
-    library; NumPy integers, floats and bools, which compare equal to ints. Boolean
-    arrays, whose values set the plan, have a signature that is never kept: their
-    dtypes are asked only where a signature is missed (:meth:`At._lowered`).
-    """
+    None (lowered on every call) for anything else: Python bools (0-d masks);
+    sequences; arrays of another library; NumPy integers, floats and bools, which compare
+    equal to ints. Boolean arrays, whose values set the plan too, have a signature that
+    is never kept: their dtypes are asked only where a signature is missed
+    (:meth:`At._lowered`)."""
     kind = type(x)
     try:  # one array, or a tuple of arrays, of x's type: the common calls, keyed flat
         if type(idx) is kind:
