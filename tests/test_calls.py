@@ -688,3 +688,20 @@ def test_slice_scatter_decides_emptiness_and_flips_once_per_signature(library, m
     for _ in range(2):
         with pytest.raises(IndexOpsValueError, match="copy"):
             indexops.slice_scatter(frozen, np.ones((3, 2)), [0, 1], [5, 6], [2, 3], copy=False)
+
+
+def test_mode_names_kept_per_class_and_flags():
+    """A mode name parsed once is kept per mode class and naming flags: JAX's ``"fill"``
+    is a drop for at's writes and an error where JAX's names are not taken, before and
+    after either was parsed, and a read's ``"drop"`` a fill; ``jax.lax``'s names apart."""
+    from indexops._validate.modes import GatherMode, ScatterMode
+
+    for _ in range(2):  # (the second time through the kept names)
+        assert ScatterMode.parse("op", "fill", jax_names=True) is ScatterMode.DROP
+        assert ScatterMode.parse("op", "fill", lax_names=True) is ScatterMode.DROP_WINDOW
+        assert GatherMode.parse("op", "drop", jax_names=True) is GatherMode.FILL
+        assert GatherMode.parse("op", "clip") is GatherMode.CLIP
+        assert ScatterMode.parse("op", "clip") is ScatterMode.CLIP
+        for mode_class, name in ((ScatterMode, "fill"), (GatherMode, "drop")):
+            with pytest.raises(IndexOpsValueError, match="mode"):
+                mode_class.parse("op", name)

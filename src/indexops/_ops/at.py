@@ -48,6 +48,8 @@ _XP_COMBINERS = {"divide": "divide", "power": "pow"}
 # the modes every call asks for: a member read through its Enum class costs 75 ns in
 # Python 3.11 (EnumType's __getattr__ slows every attribute of the class), a global 8
 _CLIP, _FILL, _DROP = GatherMode.CLIP, GatherMode.FILL, ScatterMode.DROP
+_READ_PROMISED, _WRITE_PROMISED = GatherMode.PROMISE_IN_BOUNDS, ScatterMode.PROMISE_IN_BOUNDS
+_gather_mode, _scatter_mode = GatherMode.parse, ScatterMode.parse
 
 _NUMERIC = ("integral", "real floating", "complex floating")
 _INEXACT = ("real floating", "complex floating")
@@ -298,7 +300,7 @@ class At:
         """
         op = "at.get"
         gather_mode = (  # JAX's default for reads: clip
-            _CLIP if mode is None else GatherMode.parse(op, mode, jax_names=True)
+            _CLIP if mode is None else _gather_mode(op, mode, jax_names=True)
         )
         if indices_are_sorted is not False:  # (the defaults need no call)
             as_flag(op, "indices_are_sorted", indices_are_sorted)
@@ -322,8 +324,8 @@ class At:
                 return taken
             _took_nothing(lowering, *self._idx)
         starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=True)
-        if in_range and gather_mode is GatherMode.CLIP:  # checked here: nothing to clip
-            gather_mode = GatherMode.PROMISE_IN_BOUNDS
+        if in_range and gather_mode is _CLIP:  # checked here: nothing to clip
+            gather_mode = _READ_PROMISED
         if lowering.keeps_core:  # at's signature pins the gather's: skip it
             attributes = plan.gather_attributes
             run = kept_in(
@@ -596,7 +598,7 @@ class At:
         op, update = _OP_NAMES[method], _UPDATES[method]
         x = self._x
         scatter_mode = (  # JAX's default for updates: drop
-            _DROP if mode is None else ScatterMode.parse(op, mode, jax_names=True)
+            _DROP if mode is None else _scatter_mode(op, mode, jax_names=True)
         )
         lowering = self._lowered(op, y)
         backend, plan = lowering.backend, lowering.plan
@@ -650,7 +652,7 @@ class At:
         named_form = type(computation) in _NAMED_FORMS
         starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=named_form)
         if in_range:  # checked here: nothing to drop or clip
-            scatter_mode = ScatterMode.PROMISE_IN_BOUNDS
+            scatter_mode = _WRITE_PROMISED
         if lowering.keeps_core and named_form:
             # at's signature pins the scatter's but for these (y: a Dask x's NumPy array)
             options = (
