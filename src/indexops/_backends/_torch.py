@@ -324,8 +324,11 @@ class TorchBackend(HostKernels):
             if signed is not None:
                 return torch.take(x.view(signed), torch.from_numpy(numbers)).view(x.dtype)
             return torch.take(x, torch.from_numpy(numbers))
-        if not all(self.values_on_host(a) for a in index):
+        if not self.host_reads or torch_is_compiling():  # (asked once for all of them)
             return None
+        for a in index:  # (values_on_host of each: a loop, not a generator's frames)
+            if not _eager_on_cpu(a):
+                return None
         try:
             return x[index]
         except IndexError:
