@@ -230,7 +230,7 @@ def spy_numpy(routes: collections.Counter[str]) -> None:
     from indexops._backends import _numpy
 
     spy_rows(routes)
-    _numpy._UFUNCS = {how: _CountedUfunc(f, routes) for how, f in _numpy._UFUNCS.items()}
+    _numpy.UFUNCS = {how: _CountedUfunc(f, routes) for how, f in _numpy.UFUNCS.items()}
     _numpy._MIN_MAX_RUNS_MIN_ELEMENTS = 2**11  # the [64, 32] shape's min and max by runs
     _numpy._ELEMENT_BLOCK = 8  # element gathers block by block
     spy(_numpy, "_combine_by_runs", routes, _runs_route)

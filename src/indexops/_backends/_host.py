@@ -16,7 +16,10 @@ from .._typing import Array
 from .._validate.combiners import Named
 from . import _loader
 from ._base import NativeScatter
-from ._signed_zeros import wins
+from ._signed_zeros import MIN_MAX, wins
+
+# NumPy's ufunc of each named combiner
+UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 
 # the unsigned dtype of each itemsize, made once (np.dtype of a string costs more than the
 # view it is for)
@@ -152,7 +155,7 @@ def combine_in_order(
     outside (negative ones too, but in the pass and :func:`compare_at`), and for a
     combiner none of them takes."""
     compiled = pairs_pass(x, index)
-    compared = how in _COMPARED_AT and x.dtype.kind in "iuf"
+    compared = how in MIN_MAX and x.dtype.kind in "iuf"
     if compiled is None and how is not None and not compared:
         return None
     out = x.copy() if copy else x
@@ -167,9 +170,6 @@ def combine_in_order(
         return None
     put_in_order(out, numbers.reshape(-1), values.reshape(-1))
     return out
-
-
-_COMPARED_AT = {Named.MIN: np.minimum, Named.MAX: np.maximum}
 
 
 def compare_at(
@@ -192,7 +192,7 @@ def compare_at(
         old = target[at]
     except IndexError:
         return False
-    _COMPARED_AT[how].at(target, at, values)
+    UFUNCS[how].at(target, at, values)
     if out.dtype.kind != "f":
         return True
     old_zeros, new_zeros = old == 0, values == 0

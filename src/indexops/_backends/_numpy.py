@@ -18,6 +18,7 @@ from ._base import repeats_elements
 from ._dtypes import signed_of
 from ._host import (
     KERNEL_MIN_ELEMENTS,
+    UFUNCS,
     HostKernels,
     all_in_range,
     combine_in_order,
@@ -28,7 +29,6 @@ from ._host import (
     zero_rows,
 )
 
-_UFUNCS = {Named.ADD: np.add, Named.MUL: np.multiply, Named.MIN: np.minimum, Named.MAX: np.maximum}
 # combine_elements' writes: add and multiply by ufunc.at, the others in order
 _UFUNC_AT_COMBINES = frozenset({Named.ADD, Named.MUL})
 _IN_ORDER_COMBINES: frozenset[Named | None] = frozenset({None, Named.MIN, Named.MAX})
@@ -211,7 +211,7 @@ class NumpyBackend(HostKernels):
             return combine_in_order(x, index, values, how, copy)
         out = x.copy() if copy else x
         try:
-            _UFUNCS[how].at(out, index, values)
+            UFUNCS[how].at(out, index, values)
         except IndexError:
             return None
         return out
@@ -286,7 +286,7 @@ class NumpyBackend(HostKernels):
         they may share memory with ``table``: later chunks read them after earlier ones
         wrote), and hands rows to an unchecked primitive only after :func:`all_in_range`
         (``ufunc.at``, ``take`` and fancy indexing check bounds themselves)."""
-        ufunc = _UFUNCS[how]
+        ufunc = UFUNCS[how]
         if not _has_at_loop(ufunc, table.dtype):
             return None
         rows, values = _unshared(table, rows), _unshared(table, values)
@@ -314,7 +314,7 @@ class NumpyBackend(HostKernels):
 
     def _writes_distinct_natively(self, dtype: Any, how: Named | None, count: int) -> bool:
         """Replace, and the combiners whose ufunc has a loop for ``dtype``."""
-        return how is None or _has_at_loop(_UFUNCS[how], np.dtype(dtype))
+        return how is None or _has_at_loop(UFUNCS[how], np.dtype(dtype))
 
     def write_distinct_rows(
         self, table: Array, rows: Array, values: Array, how: Named | None
@@ -323,7 +323,7 @@ class NumpyBackend(HostKernels):
         if how is None:
             return self._set(table, rows, values)
         gathered = table.take(rows, axis=0)
-        _UFUNCS[how](gathered, values, out=gathered)
+        UFUNCS[how](gathered, values, out=gathered)
         return self._set(table, rows, gathered)
 
     def _combine_distinct(
@@ -339,7 +339,7 @@ class NumpyBackend(HostKernels):
         caller's routes, which combine each element in one pass). Guards: ``take`` and fancy
         assignment check each row. A repeated row (a broken ``unique_indices`` promise)
         gets one of its results, as ``set`` does."""
-        ufunc = _UFUNCS[how]
+        ufunc = UFUNCS[how]
         if values.dtype != table.dtype or not _has_at_loop(ufunc, table.dtype):
             return None  # the caller's ways, as for ufunc.at (its casts, its passes)
         if values.size > _DISTINCT_MAX_ELEMENTS:

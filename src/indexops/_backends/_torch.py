@@ -70,7 +70,7 @@ _BITS_OF = {**_SIGNED_OF_UNSIGNED, **dict.fromkeys(_FLOAT8, torch.int8)}
 # what NumPy sees elements as where it has no type of theirs: the same bits
 _NUMPY_BITS_OF = {torch.bfloat16: torch.int16, **dict.fromkeys(_FLOAT8, torch.int8)}
 _COPYING_WRITES = {None: torch.index_copy, Named.ADD: torch.index_add}
-# combine_elements' writes (add also by index_add_, the others by the kernels' pass only)
+# combine_elements' writes (add also by index_add_; multiply only by the kernels' pass)
 _ELEMENT_WRITES: frozenset[Named | None] = frozenset(
     {None, Named.ADD, Named.MUL, Named.MIN, Named.MAX}
 )
@@ -303,8 +303,8 @@ class TorchBackend(HostKernels):
 
     def element_combines(self, count: int) -> frozenset[Named | None]:
         """Every named combiner where :meth:`takes_elements` (see
-        :meth:`combine_elements`: multiply, min and max only by the kernels' pass; the
-        replace costs 0.22-0.73 of the element plans' from 1,024 elements to 4,096:
+        :meth:`combine_elements`: multiply only by the kernels' pass; the replace costs
+        0.22-0.73 of the element plans' from 1,024 elements to 4,096:
         benchmarks/README.md, "Issue 35: the idiom's replace in one pass")."""
         return _ELEMENT_WRITES if self.takes_elements(count) else frozenset()
 
@@ -347,7 +347,7 @@ class TorchBackend(HostKernels):
         if torch_is_compiling() or not (copy or x.is_contiguous()):
             return None  # (Dynamo traces no question of the host's)
         written = self._in_order(x, index, values, how, copy)
-        if written is not None or how is not Named.ADD or x.dtype in _BITS_OF:
+        if written is not None or how is not _ADD or x.dtype in _BITS_OF:
             return written
         numbers = _element_numbers(self, x, index)
         if numbers is None:
@@ -674,11 +674,10 @@ _ADD = Named.ADD  # (a member read through its Enum class costs 75 ns, a global 
 
 
 def _combined_in_order(x: Array, index: tuple[Array, ...], how: Named) -> bool:
-    """Whether :func:`combine_in_order` may combine into ``x`` by ``how``: by the kernels'
-    pass, or, for min and max of integers and real floats, by ``compare_at``."""
-    if pairs_pass(x, index) is not None:
-        return True
-    return how in MIN_MAX and not x.is_complex() and x.dtype is not torch.bool
+    """Whether :func:`combine_in_order` may combine into ``x`` by ``how``: min and max
+    (``compare_at`` takes the orderable types at's methods allow), else by the kernels'
+    pass."""
+    return how in MIN_MAX or pairs_pass(x, index) is not None
 
 
 def _eager_on_cpu(x: Array) -> bool:
