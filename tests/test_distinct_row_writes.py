@@ -621,21 +621,28 @@ def test_few_rows_in_range_reads_the_index_as_one_list(library):
         assert distinct == (len(set(expected)) == len(expected))
 
 
-@pytest.mark.parametrize(
-    ("dtype", "how", "large"),
-    [
-        (dtype, how, False)
-        for dtype in ("float32", "bfloat16", "float8_e4m3fn", "uint16", "int64", "complex64")
-        for how in (None, "add")
-        if not (how == "add" and dtype in ("float8_e4m3fn", "uint16"))  # (torch adds neither)
-    ]
-    + [("float32", None, True), ("float32", "add", True)],  # copied by NumPy
-)
+def _copied_writes() -> list[tuple[str, str | None, bool]]:
+    """(dtype, combiner, large) of torch's writes of distinct rows into a copy: every
+    combiner of every dtype that has it (torch adds no float8 or uint16, compares no
+    complex), small, and a large replace and add (copied by NumPy)."""
+    cases = []
+    for dtype in ("float32", "bfloat16", "float8_e4m3fn", "uint16", "int64", "complex64"):
+        for how in (None, "add", "mul", "min", "max"):
+            if how is not None and dtype in ("float8_e4m3fn", "uint16"):
+                continue
+            if how in ("min", "max") and dtype == "complex64":
+                continue
+            cases.append((dtype, how, False))
+    return [*cases, ("float32", None, True), ("float32", "add", True)]
+
+
+@pytest.mark.parametrize(("dtype", "how", "large"), _copied_writes())
 def test_torch_writes_of_distinct_rows_into_a_copy(dtype, how, large, monkeypatch):
-    """torch's replace and add of distinct rows into a copy: one copying call
-    (``index_copy``, ``index_add``) below the size NumPy copies and for the types torch
-    has those kernels for, else the clone and the in-place write; the generic path's
-    result either way, ``x`` untouched, no memory shared with it."""
+    """torch's replace, add, multiply, min and max of distinct rows into a copy: one
+    copying call (``index_copy``, ``index_add``; the other combiners' function into the
+    rows taken, then ``index_copy``), no clone, below the size NumPy copies and for the
+    types torch has those kernels for, else the clone and the in-place write; the
+    generic path's result either way, ``x`` untouched, no memory shared with it."""
     from indexops._backends import _torch
 
     calls: list[str] = []
@@ -644,18 +651,25 @@ def test_torch_writes_of_distinct_rows_into_a_copy(dtype, how, large, monkeypatc
         monkeypatch.setitem(_torch._COPYING_WRITES, named, counted)
     torch_dtype = getattr(torch, dtype)
     rows = _torch.NUMPY_COPY_MIN_BYTES // (2 * torch_dtype.itemsize) if large else 8
-    x = torch.arange(rows * 2, dtype=torch.float64).reshape(rows, 2).to(torch_dtype)
+    x = torch.arange(1, rows * 2 + 1, dtype=torch.float64).reshape(rows, 2).to(torch_dtype)
     before = x.clone()
     index = torch.tensor([[5], [0], [3], [7]])
     y = torch.full((4, 2), 3.0).to(torch_dtype)
     attributes = {**ROW_SCATTER, "update_computation": how}
     with generic_only():
         expected = indexops.scatter(x, index, y, **attributes)
+    clones: list[torch.Tensor] = []
+    clone = torch.Tensor.clone
+    spy = lambda t, *a, **k: clones.append(t) or clone(t, *a, **k)  # noqa: E731
+    monkeypatch.setattr(torch.Tensor, "clone", spy)
     with one_layer_writes() as counts:
         got = indexops.scatter(x, index, y, **attributes)
+    monkeypatch.undo()
     assert counts == [1, 0]
     one_call = not large and dtype not in ("float8_e4m3fn", "uint16")
-    assert calls == ([how] if one_call else [])
+    assert calls == ([how] if one_call and how in (None, "add") else [])
+    if one_call:
+        assert not any(t is x for t in clones)
     assert torch.equal(x.view(torch.uint8), before.view(torch.uint8))
     assert got.dtype == torch_dtype and got.untyped_storage().data_ptr() != x.data_ptr()
     assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))
