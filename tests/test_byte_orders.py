@@ -128,10 +128,13 @@ def of_backend(backend: Backend, xp: Any, x: np.ndarray) -> Any:
 
 def assert_same_result(result: Any, expected: np.ndarray, dtype: np.dtype, signs: bool) -> None:
     """``result`` in ``dtype`` exactly (byte order included) with the values of
-    ``expected``: NaNs where it has them and, with ``signs``, the same signed zeros."""
+    ``expected``: NaNs where it has them and, with ``signs``, the same signed zeros. A
+    Dask result computes to ``dtype`` too (its graph's dtype alone could differ)."""
     check_array(result)
     assert result.dtype == dtype, f"dtype {result.dtype.str} != {dtype.str}"
-    got = native(to_host(result))
+    host = to_host(result)
+    assert host.dtype == dtype, f"computed dtype {host.dtype.str} != {dtype.str}"
+    got = native(host)
     assert got.dtype == expected.dtype
     if got.dtype.kind == "V":  # ml_dtypes: compared through float64, which holds them
         got, expected = got.astype(np.float64), expected.astype(np.float64)
@@ -412,3 +415,31 @@ def test_updates_in_the_other_byte_order_are_a_named_error(op, name, target):
     with pytest.raises(TypeError, match=message):
         op(x, y)
     assert not x.any()
+
+
+# gathers of a Dask table by NumPy rows, which Dask's own take reads from several chunks
+DASK_GATHERS: dict[str, Callable[[Any, np.ndarray], Any]] = {
+    "at get": lambda x, rows: at(x)[rows].get(),
+    "at get, clip": lambda x, rows: at(x)[rows].get(mode="clip"),
+    "at get, fill": lambda x, rows: at(x)[rows].get(mode="fill"),
+    "at get of a mask": lambda x, rows: at(x)[np.isin(np.arange(8), rows)].get(),
+    "gather": lambda x, rows: gather(x, rows[:, None], **ROW_GATHER, slice_sizes=(1, 2)),
+    "onnx gather": lambda x, rows: onnx.gather(x, rows),
+    "onnx gather_elements": lambda x, rows: onnx.gather_elements(x, rows[:, None] % 2, axis=1),
+}
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">i8", *(("bfloat16",) if EXTENSION else ())])
+@pytest.mark.parametrize("call", sorted(DASK_GATHERS))
+def test_dask_gathers_across_chunks_compute_in_the_byte_order(dtype, call):
+    """A Dask table's rows gathered by NumPy rows from several chunks compute in the
+    table's dtype, byte order included, with NumPy's bytes (NumPy's concatenate, which
+    joins Dask's pieces, gives the native order)."""
+    da = pytest.importorskip("dask.array")
+    x = np.arange(16).reshape(8, 2).astype(np.dtype(dtype).newbyteorder(">"))
+    rows = np.array([5, 7, 1, 6])  # from three of the chunks below
+    expected = DASK_GATHERS[call](x, rows)
+    result = DASK_GATHERS[call](da.from_array(x, chunks=(3, 2)), rows)
+    computed = result.compute(scheduler="sync")
+    assert expected.dtype == result.dtype == computed.dtype == x.dtype
+    assert computed.tobytes() == expected.tobytes()

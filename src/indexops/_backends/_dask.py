@@ -35,6 +35,16 @@ class _Namespace(ModuleType):
     def __getattr__(self, name: str) -> Any:
         return getattr(self._xp, name)
 
+    def take(self, x: Array, indices: Any, **kwargs: Any) -> Array:
+        """Dask's ``take``, each block in ``x``'s dtype: a block gathered from several
+        chunks is NumPy's ``concatenate`` of their pieces, which gives the native byte
+        order, while the graph keeps ``x``'s."""
+        taken = self._xp.take(x, indices, **kwargs)
+        if x.dtype.isnative or not isinstance(taken, da.Array):
+            return taken
+        name = f"indexops-in-dtype-{tokenize(taken.name, x.dtype.str)}"
+        return taken.map_blocks(_in_dtype, x.dtype, dtype=x.dtype, name=name)
+
     def reshape(self, x: Array, shape: tuple[int, ...], **kwargs: Any) -> Array:
         if math.prod(x.shape) != 0:
             return self._xp.reshape(x, shape, **kwargs)
@@ -48,6 +58,11 @@ class _Namespace(ModuleType):
             chunks=chunks_of(empty),
             name=created_name("empty", empty, x.dtype),
         )
+
+
+def _in_dtype(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``block`` in ``dtype``, the same values in ``dtype``'s byte order."""
+    return block.astype(dtype, copy=False)
 
 
 def chunks_of(shape: tuple[int, ...]) -> Any:
