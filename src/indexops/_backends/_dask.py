@@ -43,7 +43,7 @@ class _Namespace(ModuleType):
         if x.dtype.isnative or not isinstance(taken, da.Array):
             return taken
         name = f"indexops-in-dtype-{tokenize(taken.name, x.dtype.str)}"
-        return taken.map_blocks(_in_dtype, x.dtype, dtype=x.dtype, name=name)
+        return da.map_blocks(_in_dtype, taken, x.dtype, dtype=x.dtype, name=name)
 
     def reshape(self, x: Array, shape: tuple[int, ...], **kwargs: Any) -> Array:
         if math.prod(x.shape) != 0:
