@@ -193,7 +193,6 @@ def _calls(convert):
     return calls
 
 
-@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # NaN, ufunc.at
 @pytest.mark.parametrize(
     "library", ["numpy", pytest.param("torch", marks=pytest.mark.backends("torch"))]
 )

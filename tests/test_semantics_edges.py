@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,9 @@ from helpers import (
 
 import indexops
 
-# NaN meets numbers here on purpose: NumPy's ufunc.at warns of the invalid comparison
-pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+# NaN meets numbers here on purpose and propagates without a warning, as the ufuncs and
+# torch's own functions give it (NumPy's ufunc.at alone warns: the library quiets it)
+pytestmark = pytest.mark.filterwarnings("error:invalid value encountered:RuntimeWarning")
 
 NAN = math.nan
 
@@ -304,3 +306,53 @@ def test_dynamic_slices_of_a_0d_array_are_0d_arrays(xp):
         for result, value in ((window, 5.0), (updated, 7.0)):
             assert type(result) is type(operand), f"a {type(result)}, not a 0-d array"
             assert_same(result, np.array(value))
+
+
+# (table rows, width, updates) of the host's min and max paths: a few distinct rows, ufunc.at
+# on rows and on elements chunk by chunk, and the runs of repeated rows (2**18 elements on)
+HOST_MIN_MAX_SHAPES = ((8, 16, 8), (64, 16, 40), (200, 16, 5000), (64, 2048, 160))
+
+
+def ieee_of_rows(how: str, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """IEEE-754's minimum or maximum of two arrays: NaN propagates, -0.0 < +0.0."""
+    found = np.minimum(old, new) if how == "min" else np.maximum(old, new)
+    negative = (
+        np.signbit(old) | np.signbit(new) if how == "min" else np.signbit(old) & np.signbit(new)
+    )
+    return np.where((old == 0) & (new == 0), np.where(negative, -0.0, 0.0), found)
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+@pytest.mark.parametrize("shape", HOST_MIN_MAX_SHAPES)
+@pytest.mark.parametrize("form", ["rows", "elements"])
+@pytest.mark.parametrize("how", ["min", "max"])
+def test_host_min_max_meet_nan_without_a_warning(library, shape, form, how):
+    """Min and max on the host's NumPy paths (the kernels off), where NaN meets numbers:
+    no warning (NumPy's ufunc.at warns of each NaN it meets, the ufuncs and torch's own
+    functions do not), so that with warnings made errors the write in place completes with
+    IEEE-754's values in order; it stopped midway, before the signed zeros were fixed."""
+    from indexops._testing import without_kernels
+
+    n, width, count = shape
+    rng = np.random.default_rng(5)
+    choices = np.array([0.0, -0.0, 1.0, -1.0, NAN])
+    table = rng.choice(choices, size=(n, width))
+    rows = rng.integers(0, n, count)
+    columns = rng.integers(0, width, count)
+    values = rng.choice(choices, size=(count, width) if form == "rows" else count)
+    expected = table.copy()
+    for k in range(count):
+        if form == "rows":
+            expected[rows[k]] = ieee_of_rows(how, expected[rows[k]], values[k])
+        else:
+            expected[rows[k], columns[k]] = ieee_of_rows(
+                how, expected[rows[k], columns[k]], values[k]
+            )
+    convert = np.asarray if library == "numpy" else pytest.importorskip("torch").from_numpy
+    x = convert(table.astype(np.float32))
+    index = (convert(rows),) if form == "rows" else (convert(rows), convert(columns))
+    with without_kernels(), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = getattr(indexops.at(x)[index], how)(convert(values.astype(np.float32)), copy=False)
+    assert result is x
+    assert_same_bits(x, expected)

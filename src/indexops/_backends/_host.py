@@ -172,6 +172,13 @@ def combine_in_order(
     return out
 
 
+def nan_quiet() -> np.errstate:
+    """NumPy's error state for min and max of floats by ``ufunc.at``, which (unlike the
+    ufunc itself) flags a NaN it meets as an invalid value and warns: NaN propagates by
+    design here, and a warning made an error would stop a write midway."""
+    return np.errstate(invalid="ignore")
+
+
 def compare_at(
     out: np.ndarray, index: tuple[np.ndarray, ...], values: np.ndarray, how: Named
 ) -> bool:
@@ -192,9 +199,11 @@ def compare_at(
         old = target[at]
     except IndexError:
         return False
-    UFUNCS[how].at(target, at, values)
     if out.dtype.kind != "f":
+        UFUNCS[how].at(target, at, values)
         return True
+    with nan_quiet():
+        UFUNCS[how].at(target, at, values)
     old_zeros, new_zeros = old == 0, values == 0
     if not (old_zeros.any() or new_zeros.any()):
         return True

@@ -18,6 +18,7 @@ from ._base import repeats_elements
 from ._dtypes import signed_of
 from ._host import (
     KERNEL_MIN_ELEMENTS,
+    MIN_MAX,
     UFUNCS,
     HostKernels,
     all_in_range,
@@ -25,6 +26,7 @@ from ._host import (
     count_distinct,
     holds_zero,
     kernels_expected,
+    nan_quiet,
     rows_increase,
     zero_rows,
 )
@@ -285,10 +287,19 @@ class NumpyBackend(HostKernels):
         route reads ``rows`` and ``values`` as they were before the call (copied where
         they may share memory with ``table``: later chunks read them after earlier ones
         wrote), and hands rows to an unchecked primitive only after :func:`all_in_range`
-        (``ufunc.at``, ``take`` and fancy indexing check bounds themselves)."""
+        (``ufunc.at``, ``take`` and fancy indexing check bounds themselves). Min and max
+        of floats without NumPy's warning of the NaN they meet (:func:`nan_quiet`)."""
         ufunc = UFUNCS[how]
         if not _has_at_loop(ufunc, table.dtype):
             return None
+        if how in MIN_MAX and table.dtype.kind not in "iu":  # (ml_dtypes' floats too)
+            with nan_quiet():
+                return self._combined(table, rows, values, how, ufunc)
+        return self._combined(table, rows, values, how, ufunc)
+
+    def _combined(
+        self, table: Array, rows: Array, values: Array, how: Named, ufunc: np.ufunc
+    ) -> Array:
         rows, values = _unshared(table, rows), _unshared(table, values)
         if _by_runs(table, rows, values, how):
             return _combine_by_runs(table, rows, values, ufunc)
