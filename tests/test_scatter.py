@@ -461,3 +461,50 @@ def test_dropped_adds_leave_negative_zero(xp, paths):
         result = indexops.scatter(operand, rows, updates, update_computation="add", **ROW_SCATTER)
     assert_same(result, np.array([[1.5], [-0.0], [-0.0]], dtype=np.float32))
     assert np.signbit(to_numpy(result)[1:]).all()
+
+
+def _fails_on_its_second_call(how: str):
+    """``old + new`` on its first call; on its second a result of the wrong shape, a list
+    or the function's own error."""
+    calls = []
+
+    def f(old, new):
+        calls.append(1)
+        if len(calls) == 1:
+            return old + new
+        if how == "shape":
+            return (old + new)[..., :1]
+        if how == "list":
+            return [1.0]
+        raise ZeroDivisionError("the function's own error")
+
+    return f
+
+
+@pytest.mark.backends(lambda backend: backend.writable and backend.has_values)
+@pytest.mark.parametrize("paths", ["host", "device"])
+@pytest.mark.parametrize("entry", ["scatter", "at.apply"])
+@pytest.mark.parametrize("how", ["shape", "list", "raises"])
+def test_a_function_failing_on_a_later_pass_leaves_x_as_it_was(xp, paths, entry, how):
+    """A function applied in place to repeated rows runs pass by pass, each pass writing;
+    where a later pass fails (the library's check of the function's result, or the
+    function's own error), the call raises with ``x`` as it was: the passes write a copy,
+    which ``x`` takes only at the end."""
+    x = from_numpy(xp, np.zeros((4, 2)))
+    rows = np.array([1, 1, 2])
+    updates = from_numpy(xp, np.ones((3, 2)))
+    f = _fails_on_its_second_call(how)
+    expected = (ZeroDivisionError,) if how == "raises" else (indexops.IndexOpsError,)
+    paths_used = device_paths() if paths == "device" else contextlib.nullcontext()
+    with paths_used, pytest.raises(expected):
+        if entry == "scatter":
+            index = from_numpy(xp, rows[:, None])
+            indexops.scatter(x, index, updates, update_computation=f, copy=False, **ROW_SCATTER)
+        else:
+            indexops.at(x)[from_numpy(xp, rows)].apply(f, updates, copy=False)
+    assert_same(x, np.zeros((4, 2)))
+    f = _fails_on_its_second_call("none")  # (raises on a second call only)
+    two = from_numpy(xp, np.ones((2, 2)))
+    result = indexops.at(x)[from_numpy(xp, np.array([1, 2]))].apply(f, two, copy=False)
+    assert result is x
+    assert_same(x, np.array([[0, 0], [1, 1], [1, 1], [0, 0]], dtype=np.float64))

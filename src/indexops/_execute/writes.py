@@ -142,7 +142,8 @@ class RowWriter:
             )
         if in_place:
             rows, values = read_before_writing(backend, x, rows, values)
-        work = backend.copy(x) if _into_a_copy(backend, x, values, in_place) else x
+        passes = not unique and self.combiner.named is None and not self.combiner.replaces
+        work = backend.copy(x) if _into_a_copy(backend, x, values, in_place, passes) else x
         table = backend.reshape(work, self.rows_shape)
         source = None if in_place else x  # read only
         written = put_rows(
@@ -309,14 +310,21 @@ def _nothing_written(backend: Backend, x: Array, values: Array, in_place: bool) 
     return x
 
 
-def _into_a_copy(backend: Backend, x: Array, values: Array, in_place: bool) -> bool:
+def _into_a_copy(
+    backend: Backend, x: Array, values: Array, in_place: bool, passes: bool = False
+) -> bool:
     """Whether the rows are written into a copy of ``x``, for a backend that writes into
     the table it gets: where ``x`` must stay as it is (a functional call), and in place
     where autograd records the write. The backend then writes new arrays (each tensor
     autograd keeps stays as it was), the last of which is copied into ``x``; the table
-    they start from, which min's, max's and mul's backward read, must not be ``x``."""
+    they start from, which min's, max's and mul's backward read, must not be ``x``. In
+    place too where a user's function may run in ``passes`` (rows that may repeat): each
+    pass writes, and a later one may raise (the function's own error, or the library's
+    check of what it returned), which must leave ``x`` as it was."""
     if not backend.writes_into_table:
         return False
+    if in_place and passes:
+        return True
     return in_place == backend.records_gradient(x, values)
 
 
