@@ -679,6 +679,30 @@ def test_default_modes_are_jax_ones(xp):
     assert_same(indexops.at(x)[far].set(9.0), np.array([0.0, 1.0, 2.0]))  # dropped
 
 
+def test_modes_as_jax_lax_members_and_jax_names():
+    """``at`` takes ``jax.lax.GatherScatterMode``'s members as JAX's ``.at`` does (its
+    ``FILL_OR_DROP`` a fill for ``get``, a drop for the updates), with JAX's results; an
+    unknown mode's error lists every name ``at`` takes."""
+    jnp = pytest.importorskip("jax.numpy")
+    from jax import lax
+
+    x, rows = jnp.arange(4.0), jnp.asarray([1, 9, -2])
+    for member in lax.GatherScatterMode:
+        if member.name == "ONE_HOT":  # (JAX's own .at refuses it too)
+            continue
+        if member.name != "PROMISE_IN_BOUNDS":
+            got = indexops.at(x)[rows].get(mode=member, fill_value=-1.0)
+            np.testing.assert_array_equal(got, x.at[rows].get(mode=member, fill_value=-1.0))
+            added = indexops.at(x)[rows].add(1.0, mode=member)
+            np.testing.assert_array_equal(added, x.at[rows].add(1.0, mode=member))
+    with pytest.raises(indexops.IndexOpsValueError) as get_error:
+        indexops.at(x)[rows].get(mode="wrap")
+    assert "('clip', 'fill', 'promise_in_bounds', 'drop')" in str(get_error.value)
+    with pytest.raises(indexops.IndexOpsValueError) as add_error:
+        indexops.at(x)[rows].add(1.0, mode="wrap")
+    assert "'promise_in_bounds', 'fill') or a jax.lax.GatherScatterMode" in str(add_error.value)
+
+
 @pytest.mark.parametrize("method", ["set", "add", "multiply", "min", "max", "apply"])
 def test_updates_into_a_zero_size_x_are_dropped(xp, method):
     """No element to write (a segment reduction of a graph without edges): every update

@@ -184,7 +184,9 @@ It broadcasts to the shape of ``x[idx]``.
             For out-of-range values of index arrays (after negative values count from the
             end): ``"drop"`` (default, as JAX does) skips the update, ``"clip"`` moves it
             to the nearest element, ``"promise_in_bounds"`` is the caller's promise that
-            there are none. ``"fill"`` (JAX's name) means ``"drop"``.
+            there are none. ``"fill"`` (JAX's name) means ``"drop"``; a
+            ``jax.lax.GatherScatterMode`` member is read as JAX's ``.at`` reads it
+            (``FILL_OR_DROP``: ``"drop"``).
         indices_are_sorted : bool
             JAX's hint, passed on to ``scatter``, which accepts it; the result does not
             depend on it.
@@ -278,7 +280,9 @@ class At:
             For out-of-range values of index arrays (after negative values count from the
             end): ``"clip"`` (default, as JAX does) reads the nearest element, ``"fill"``
             gives ``fill_value``, ``"promise_in_bounds"`` is the caller's promise that
-            there are none. ``"drop"`` (JAX's name) means ``"fill"``.
+            there are none. ``"drop"`` (JAX's name) means ``"fill"``; a
+            ``jax.lax.GatherScatterMode`` member is read as JAX's ``.at`` reads it
+            (``FILL_OR_DROP``: ``"fill"``).
         fill_value : scalar, optional
             For ``mode="fill"``; default NaN for floats, the minimum of signed integers,
             the maximum of unsigned ones, True for bool.

@@ -46,21 +46,31 @@ class Mode(enum.Enum):
             found = _PARSED.get(key)
             if found is not None:
                 return found
+        given = value
         if lax_names and _is_lax_mode(value):
             value = cls.lax_names().get(value.name, value)
         elif lax_names and isinstance(value, str):
             value = cls.lax_names().get(value, value)
-        elif jax_names and isinstance(value, str):
-            value = cls.jax_names().get(value, value)
+        elif jax_names:
+            if _is_lax_mode(value):
+                value = _JAX_STRINGS.get(value.name, value)
+            if isinstance(value, str):
+                value = cls.jax_names().get(value, value)
         member = cls._value2member_map_.get(value) if isinstance(value, str) else None
         if member is not None:
             if type(key[1]) is str:
                 _PARSED[key] = member  # (an atomic insert; valid names are few)
             return member  # type: ignore[return-value]
         names = tuple(member.value for member in cls)
-        error = value_error if isinstance(value, str) else type_error
-        raise error(op, "mode", value, f"one of {names}")
+        others = (*(cls.jax_names() if jax_names else ()), *(cls.lax_names() if lax_names else ()))
+        names += tuple(dict.fromkeys(n for n in others if n.islower() and n not in names))
+        lax = " or a jax.lax.GatherScatterMode" if jax_names or lax_names else ""
+        error = value_error if isinstance(given, str) else type_error
+        raise error(op, "mode", given, f"one of {names}{lax}")
 
+
+# jax.lax.GatherScatterMode's members as JAX's .at reads them: its strings
+_JAX_STRINGS = {"CLIP": "clip", "FILL_OR_DROP": "fill", "PROMISE_IN_BOUNDS": "promise_in_bounds"}
 
 # (mode class, the name given, jax_names, lax_names) -> the member: a member read through
 # its Enum class costs 75 ns on Python 3.11 (EnumType's __getattr__ slows every attribute
