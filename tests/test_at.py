@@ -1299,8 +1299,8 @@ def test_updates_of_rows_in_range_go_straight_to_the_row_writer_on_repeat_calls(
 @pytest.mark.backends(lambda backend: backend.values_on_host)
 def test_repeated_updates_of_rows_in_range_keep_every_check(xp, backend):
     """The repeat path of rows in range checks what the first call checks, before
-    anything is written: the dtype of x for the method, the scatter's combiner, y's shape
-    and dtype, copy=False on an array that cannot be written."""
+    anything is written: the dtype of x for the method (no min of complex numbers, no add
+    of bools), y's shape and dtype, copy=False on an array that cannot be written."""
     rows = from_numpy(xp, np.array([2, 0]))
     complex_x = from_numpy(xp, np.ones((3, 2), np.complex128))
     indexops.at(complex_x)[rows].add(1.0)
@@ -1309,7 +1309,8 @@ def test_repeated_updates_of_rows_in_range_keep_every_check(xp, backend):
     x = from_numpy(xp, np.ones((3, 2)))
     indexops.at(x)[rows].set(2.0)
     for _ in range(2):
-        with pytest.raises(indexops.IndexOpsTypeError, match="update_computation='min'"):
+        complex_min = r"at\.min: x\.dtype='(torch\.)?complex128'"
+        with pytest.raises(indexops.IndexOpsTypeError, match=complex_min):
             indexops.at(complex_x)[rows].min(1.0)
         with pytest.raises(indexops.IndexOpsTypeError, match=r"x\.dtype"):
             indexops.at(boolean)[rows].add(True)
@@ -1355,3 +1356,15 @@ def test_a_few_rows_counted_from_the_end_once_read(library):
         assert unique is distinct, asked
     for outside in ([1, 64], [-65, 0], [0] * 17):
         assert backend.few_rows_from_end(array(outside), 64) is None
+
+
+@pytest.mark.parametrize("method", ["min", "max"])
+@pytest.mark.parametrize("dtype", ["complex64", "bool"])
+def test_min_and_max_name_the_dtypes_they_take(method, dtype):
+    """min and max of complex numbers or bools: at's own error, naming the method, x's
+    dtype and the kinds it takes (real numbers: the Array API orders no others)."""
+    x = np.zeros(3, dtype=dtype)
+    allowed = "a dtype of kind integral or real floating$"
+    message = rf"at\.{method}: x\.dtype='{dtype}' is not allowed: {allowed}"
+    with pytest.raises(indexops.IndexOpsTypeError, match=message):
+        getattr(indexops.at(x)[0], method)(1)

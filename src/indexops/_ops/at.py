@@ -53,6 +53,7 @@ _gather_mode, _scatter_mode = GatherMode.parse, ScatterMode.parse
 
 _NUMERIC = ("integral", "real floating", "complex floating")
 _INEXACT = ("real floating", "complex floating")
+_REAL = ("integral", "real floating")  # (the Array API orders real numbers only)
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,8 @@ _UPDATES = {
     "multiply": _Update("mul", _NUMERIC),
     "divide": _Update("divide", _INEXACT),
     "power": _Update("power", _NUMERIC),
-    "min": _Update("min", _NUMERIC),
-    "max": _Update("max", _NUMERIC),
+    "min": _Update("min", _REAL),
+    "max": _Update("max", _REAL),
     "apply": _Update(None, None),  # the callable f comes with the call
 }
 _OP_NAMES = {method: f"at.{method}" for method in _UPDATES}  # (an f-string costs per call)
