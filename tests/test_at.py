@@ -899,6 +899,34 @@ def test_y_of_a_lossy_kind_is_an_error(xp, y_dtype, x_dtype):
     assert_same(x, np.zeros(3, dtype=x_dtype))
 
 
+@pytest.mark.parametrize("x_dtype", ["uint8", "uint16", "uint32"])
+def test_weakly_typed_jax_ints_go_into_unsigned_x(x_dtype):
+    """A Python int as JAX makes it an array (weakly typed int32), eagerly and traced under
+    jit, goes into unsigned integers as JAX's own ``.at`` casts it (without its warning:
+    -1 wraps); an int32 array of JAX's (strongly typed) and a weakly typed float stay
+    errors, as NumPy's same_kind and JAX's warning have them."""
+    import warnings
+
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    x = jnp.zeros(3, dtype=x_dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (JAX's FutureWarning of an unsafe cast)
+        for method in ("set", "add"):
+            ours = jax.jit(lambda x, y, m=method: getattr(indexops.at(x)[0], m)(y))
+            theirs = jax.jit(lambda x, y, m=method: getattr(x.at[0], m)(y))
+            for y in (3, -1):
+                np.testing.assert_array_equal(ours(x, y), theirs(x, y))
+            weak = jnp.asarray(-1)
+            assert weak.weak_type
+            np.testing.assert_array_equal(
+                getattr(indexops.at(x)[0], method)(weak), getattr(x.at[0], method)(weak)
+            )
+    for y in (jnp.int32(3), jnp.asarray(1.5)):
+        with pytest.raises(indexops.IndexOpsTypeError, match=r"y\.dtype"):
+            indexops.at(x if y.dtype == jnp.int32 else jnp.zeros(3, jnp.int8))[0].set(y)
+
+
 @pytest.mark.parametrize(
     ("x_dtype", "y", "expected"),
     [("int64", True, 1), ("float32", 3, 3.0), ("complex64", 2.5, 2.5), ("uint8", 255, 255)],

@@ -236,6 +236,11 @@ class Backend:
 
     # -- dtypes and small arrays ----------------------------------------------------------
 
+    def weakly_typed(self, x: Array) -> bool:
+        """Whether ``x`` is weakly typed: JAX's array of a Python scalar (eagerly, or
+        traced under ``jit``), whose dtype casts as the scalar would. Here: never."""
+        return False
+
     def has_kind(self, dtype: Any, kind: str) -> bool:
         """``xp.isdtype(dtype, kind)``, remembered per dtype (isdtype costs microseconds).
 

@@ -39,6 +39,9 @@ class JaxBackend(Backend):
         # a no-op unless the caller wraps the function in checkify.checkify
         checkify.debug_check(ok, message)
 
+    def weakly_typed(self, x: Array) -> bool:
+        return getattr(x, "weak_type", False) is True
+
     def index_dtype(self) -> Any:
         """int64, or int32 without ``jax_enable_x64`` (where asking for int64 warns)."""
         return jnp.int64 if jax.config.read("jax_enable_x64") else jnp.int32

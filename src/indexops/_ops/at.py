@@ -179,8 +179,8 @@ _UPDATE_OPTIONS = """\
 It broadcasts to the shape of ``x[idx]``.
             An array of another dtype is cast to ``x``'s where NumPy's ``same_kind``
             casting allows it (bool < unsigned < signed integers < real < complex
-            floating, each into its own or a later kind); a Python scalar must be one
-            that ``x``'s dtype holds.
+            floating, each into its own or a later kind; JAX's weakly typed integers
+            into unsigned ones too); a Python scalar must be one that ``x``'s dtype holds.
         mode : {"drop", "clip", "promise_in_bounds"}, optional
             For out-of-range values of index arrays (after negative values count from the
             end): ``"drop"`` (default, as JAX does) skips the update, ``"clip"`` moves it
@@ -741,14 +741,15 @@ def _updates(
                 op, "y.shape", y_shape, f"a shape that broadcasts to x[idx]'s {shape}"
             )
         if y.dtype != x.dtype:
-            if not casts_in_kind(backend, y.dtype, x.dtype):
+            if not (casts_in_kind(backend, y.dtype, x.dtype) or _weak_int(backend, y, x)):
                 raise type_error(
                     op,
                     "y.dtype",
                     str(y.dtype),
                     f"x's dtype ({x.dtype}) or one that casts to it within its kind, as "
                     "NumPy's same_kind: bool < unsigned < signed integers < real < complex "
-                    "floating, each into its own or a later kind",
+                    "floating, each into its own or a later kind (a weakly typed JAX "
+                    "integer, a Python int's, into unsigned ones too)",
                 )
             y = backend.astype(y, x.dtype)
     else:
@@ -760,6 +761,17 @@ def _updates(
         if not shape:  # broadcast_to makes NumPy's 0-d result (a scalar) an array again
             return xp.broadcast_to(y, shape)
     return y if y.shape == shape else xp.broadcast_to(y, shape)
+
+
+def _weak_int(backend: Backend, y: Array, x: Array) -> bool:
+    """Whether ``y`` is a weakly typed signed integer and ``x`` unsigned: a Python int's
+    array in JAX (a traced one under ``jit``), which JAX casts into any integer type
+    without its warning, as a Python int is cast (whose value is checked where known)."""
+    return (
+        backend.weakly_typed(y)
+        and backend.has_kind(y.dtype, "signed integer")
+        and backend.has_kind(x.dtype, "unsigned integer")
+    )
 
 
 # -- executors per index-expression signature ----------------------------------------------
