@@ -420,6 +420,30 @@ def test_torch_compile_writes_in_place(torch: Any):
 
 @pytest.mark.backends("torch")
 @COMPILES_CLEANLY
+@pytest.mark.parametrize("method", ["add", "max", "multiply"])
+def test_torch_compile_writes_in_place_where_autograd_records(torch: Any, method: str):
+    """An in-place write of repeated rows into a tensor autograd records (a non-leaf):
+    the write goes into new tensors, the last copied into ``x``, also while
+    torch.compile traces, where memory shared is only guessed (two contiguous tensors
+    were taken for one, and ``x`` kept its old values); values and gradients as eager."""
+    torch._dynamo.reset()
+
+    def fn(a: Any, rows: Any, y: Any) -> Any:
+        x = a * 1.0
+        return x, getattr(indexops.at(x)[rows], method)(y, copy=False)
+
+    def run(function: Callable[..., Any]) -> list[Any]:
+        a = torch.arange(12.0).reshape(4, 3).requires_grad_()
+        x, out = function(a, torch.tensor([1, 1, 3]), torch.full((3, 3), 20.0))
+        (x.sum() + out.sum()).backward()
+        return [x.detach(), out.detach(), a.grad]
+
+    for got, expected in zip(run(torch.compile(fn, fullgraph=True)), run(fn)):
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+@pytest.mark.backends("torch")
+@COMPILES_CLEANLY
 def test_torch_compile_reports_a_slot_past_the_end(torch: Any):
     torch._dynamo.reset()
     bad = torch.asarray([[7, -1, 0], [5, 2, 0]])

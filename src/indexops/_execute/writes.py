@@ -143,7 +143,8 @@ class RowWriter:
         if in_place:
             rows, values = read_before_writing(backend, x, rows, values)
         passes = not unique and self.combiner.named is None and not self.combiner.replaces
-        work = backend.copy(x) if _into_a_copy(backend, x, values, in_place, passes) else x
+        copied = _into_a_copy(backend, x, values, in_place, passes)
+        work = backend.copy(x) if copied else x
         table = backend.reshape(work, self.rows_shape)
         source = None if in_place else x  # read only
         written = put_rows(
@@ -152,7 +153,7 @@ class RowWriter:
         if not in_place:
             result = backend.reshape(written, x.shape)
             return result if result is not x else backend.copy(x)
-        return _into_x(backend, x, written)
+        return _into_x(backend, x, written, copied)
 
     def in_one_pass(
         self,
@@ -284,10 +285,12 @@ def few_rows_first(
     return run(input, index, values, copy) if written is None else written
 
 
-def _into_x(backend: Backend, x: Array, written: Array) -> Array:
+def _into_x(backend: Backend, x: Array, written: Array, copied: bool = False) -> Array:
     """``x`` holding ``written``, its 2-D view written in place: copied into ``x`` where
-    that view was a copy (a reshape of a strided ``x``, or autograd's new arrays)."""
-    if written is not x and not backend.shares_memory(written, x):
+    that view was a copy (a reshape of a strided ``x``), or where the write went into a
+    ``copied`` table (autograd's new arrays, a function's passes; asked first: while
+    torch.compile traces, memory shared is only guessed)."""
+    if written is not x and (copied or not backend.shares_memory(written, x)):
         x[...] = backend.reshape(written, x.shape)
     return x
 
