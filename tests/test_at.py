@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from dataclasses import dataclass
@@ -670,6 +671,32 @@ def test_update_modes(xp, mode, case, data):
         key, y_shaped = (slice(None), from_numpy(xp, values)), y
     got = indexops.at(from_numpy(xp, x), key).add(from_numpy(xp, y_shaped), mode=mode)
     assert_same(got, np.moveaxis(expected, 0, axis))
+
+
+@pytest.mark.parametrize("library", ["numpy", "jax without x64"])
+def test_list_ints_beyond_the_index_dtype_follow_the_mode(library):
+    """A list's ints beyond the index dtype (2**70 for int64; 2**31 for JAX's int32
+    without x64) lie outside every dim as their bound does, and each mode treats them so:
+    clipped, filled or dropped (JAX raised its own OverflowError)."""
+    far = 2**70 if library == "numpy" else 2**31
+    if library == "numpy":
+        xp, restore = np, contextlib.nullcontext()
+    else:
+        jax = pytest.importorskip("jax")
+        xp, previous = jax.numpy, jax.config.jax_enable_x64
+        jax.config.update("jax_enable_x64", False)
+        restore = contextlib.ExitStack()
+        restore.callback(jax.config.update, "jax_enable_x64", previous)
+    with restore:
+        x = xp.arange(6.0)
+        for rows, clipped in (([1, far], [1.0, 5.0]), ([1, -far], [1.0, 0.0])):
+            np.testing.assert_array_equal(indexops.at(x)[rows].get(), clipped)
+            np.testing.assert_array_equal(indexops.at(x)[rows].get(mode="fill"), [1.0, np.nan])
+            added = indexops.at(x)[rows].add(1.0)
+            np.testing.assert_array_equal(added, [0.0, 2.0, 2.0, 3.0, 4.0, 5.0])
+            clip_added = np.arange(6.0)
+            clip_added[[1, 5 if clipped[1] == 5.0 else 0]] += 1
+            np.testing.assert_array_equal(indexops.at(x)[rows].add(1.0, mode="clip"), clip_added)
 
 
 def test_default_modes_are_jax_ones(xp):

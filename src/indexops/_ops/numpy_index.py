@@ -243,8 +243,15 @@ def _sequence_array(op: str, backend: Backend, x: Array, item: Any) -> Array | S
 
 
 def _index_array(backend: Backend, x: Array, values: list[int], shape: tuple[int, ...]) -> Array:
-    """Python ints as an index array of ``x``'s library and device, of ``shape``."""
-    return backend.xp.reshape(backend.ints(values, backend.index_dtype(), x), shape)
+    """Python ints as an index array of ``x``'s library and device, of ``shape``. An int
+    beyond the index dtype (JAX's int32 without x64; 2**63 and up) becomes its nearest
+    bound: both lie outside every dim of ``x`` on the same side, which each mode treats
+    alike."""
+    dtype = backend.index_dtype()  # (int32 or int64: ints of int32 need no look)
+    if values and (min(values) < -(2**31) or max(values) >= 2**31):
+        bounds = backend.xp.iinfo(dtype)
+        values = [min(max(v, bounds.min), bounds.max) for v in values]
+    return backend.xp.reshape(backend.ints(values, dtype, x), shape)
 
 
 def _nested(item: Any) -> tuple[tuple[int, ...], list[Any]] | None:
