@@ -149,6 +149,16 @@ def test_dynamic_slice_spec_examples(xp):
     assert_same(indexops.dynamic_slice(three, (3, 3), (3, 3)), np.arange(9).reshape(3, 3))
 
 
+def test_dynamic_slice_of_host_starts_is_a_view_as_documented():
+    """Starts on the host give a basic slice: a view of the operand, as ``operand[a:b]``
+    is (the docstring says so), through which a later write in place shows."""
+    operand = np.arange(6.0)
+    window = indexops.dynamic_slice(operand, (1,), (2,))
+    assert np.shares_memory(window, operand)
+    indexops.dynamic_update_slice(operand, np.array([9.0]), (2,), copy=False)
+    np.testing.assert_array_equal(window, [1.0, 9.0])
+
+
 @pytest.mark.backends("torch")
 @pytest.mark.parametrize("kind", ["float32", "bfloat16", "requires_grad", "conj"])
 def test_torch_cpu_rows_through_numpy_or_index_select(kind):

@@ -50,7 +50,10 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
     Returns
     -------
     array
-        Of ``operand``'s namespace, device and dtype, shape ``slice_sizes``.
+        Of ``operand``'s namespace, device and dtype, shape ``slice_sizes``: a view of
+        ``operand`` where the library makes one for a basic slice (NumPy, torch, CuPy,
+        array-api-strict, with starts on the host), as ``operand[a:b]`` is; a later
+        write into ``operand`` in place shows through it (copy it to keep it).
 
     Raises
     ------
