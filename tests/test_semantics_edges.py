@@ -356,3 +356,34 @@ def test_host_min_max_meet_nan_without_a_warning(library, shape, form, how):
         result = getattr(indexops.at(x)[index], how)(convert(values.astype(np.float32)), copy=False)
     assert result is x
     assert_same_bits(x, expected)
+
+
+@pytest.mark.parametrize("how", ["add", "multiply", "min", "max"])
+@pytest.mark.parametrize("shape", [(64, 16, 40), (1000, 64, 20000), (4000, 64, 3000)])
+def test_float_writes_in_several_steps_complete_under_warnings_as_errors(how, shape):
+    """NumPy's combines of float rows in several steps (``ufunc.at`` chunk by chunk,
+    runs of repeated rows; the kernels off) where products and sums overflow to inf and
+    inf meets inf: IEEE-754's values, as ``ufunc.at`` gives them at once (a float sum as
+    the same call gives it with warnings ignored: its order of additions is the
+    library's), and no warning, which made an error stopped the write after its first
+    chunk."""
+    from indexops._testing import without_kernels
+
+    n, width, count = shape
+    rng = np.random.default_rng(6)
+    table = rng.choice(np.array([1e30, -1e30, 2.0, NAN], np.float32), size=(n, width))
+    rows = rng.integers(0, n, count)
+    values = rng.choice(np.array([1e30, -1e30, 0.5], np.float32), size=(count, width))
+    expected = table.copy()
+    with without_kernels(), warnings.catch_warnings():
+        if how == "add":
+            warnings.simplefilter("ignore")
+            getattr(indexops.at(expected)[rows], how)(values, copy=False)
+        else:
+            ufunc = getattr(np, {"min": "minimum", "max": "maximum"}.get(how, how))
+            with np.errstate(all="ignore"):
+                ufunc.at(expected, rows, values)
+        x = table.copy()
+        warnings.simplefilter("error")
+        assert getattr(indexops.at(x)[rows], how)(values, copy=False) is x
+    np.testing.assert_array_equal(x, expected)

@@ -172,11 +172,13 @@ def combine_in_order(
     return out
 
 
-def nan_quiet() -> np.errstate:
-    """NumPy's error state for min and max of floats by ``ufunc.at``, which (unlike the
-    ufunc itself) flags a NaN it meets as an invalid value and warns: NaN propagates by
-    design here, and a warning made an error would stop a write midway."""
-    return np.errstate(invalid="ignore")
+def quiet_arithmetic() -> np.errstate:
+    """NumPy's error state for writes of floats in several steps (``ufunc.at`` chunk by
+    chunk, or one row at a time) and for min and max by ``ufunc.at``, which (unlike the
+    ufunc itself) flags each NaN it meets as an invalid value: no warning of overflow or
+    NaN, whose IEEE-754 values are the results (as the compiled kernels, torch and JAX give
+    them), and none made an error to stop a write midway."""
+    return np.errstate(all="ignore")
 
 
 def compare_at(
@@ -202,7 +204,7 @@ def compare_at(
     if out.dtype.kind != "f":
         UFUNCS[how].at(target, at, values)
         return True
-    with nan_quiet():
+    with quiet_arithmetic():
         UFUNCS[how].at(target, at, values)
     old_zeros, new_zeros = old == 0, values == 0
     if not (old_zeros.any() or new_zeros.any()):

@@ -18,7 +18,6 @@ from ._base import repeats_elements
 from ._dtypes import signed_of
 from ._host import (
     KERNEL_MIN_ELEMENTS,
-    MIN_MAX,
     UFUNCS,
     HostKernels,
     all_in_range,
@@ -26,7 +25,7 @@ from ._host import (
     count_distinct,
     holds_zero,
     kernels_expected,
-    nan_quiet,
+    quiet_arithmetic,
     rows_increase,
     zero_rows,
 )
@@ -287,13 +286,13 @@ class NumpyBackend(HostKernels):
         route reads ``rows`` and ``values`` as they were before the call (copied where
         they may share memory with ``table``: later chunks read them after earlier ones
         wrote), and hands rows to an unchecked primitive only after :func:`all_in_range`
-        (``ufunc.at``, ``take`` and fancy indexing check bounds themselves). Min and max
-        of floats without NumPy's warning of the NaN they meet (:func:`nan_quiet`)."""
+        (``ufunc.at``, ``take`` and fancy indexing check bounds themselves). Inexact
+        types without NumPy's warnings of overflow and NaN (:func:`quiet_arithmetic`)."""
         ufunc = UFUNCS[how]
         if not _has_at_loop(ufunc, table.dtype):
             return None
-        if how in MIN_MAX and table.dtype.kind not in "iu":  # (ml_dtypes' floats too)
-            with nan_quiet():
+        if table.dtype.kind not in "iub":  # (ml_dtypes' floats too)
+            with quiet_arithmetic():
                 return self._combined(table, rows, values, how, ufunc)
         return self._combined(table, rows, values, how, ufunc)
 
