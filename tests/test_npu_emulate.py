@@ -298,12 +298,32 @@ def test_torch_view_and_bfloat16():
     assert base[4].tolist() == [1.5, 2, 3, 4] and float(base.sum()) == 10.5
 
 
+@WRITABLE_VALUES
+@pytest.mark.parametrize("tile", [(1, 2, 1, 2), (2, 2, 1, 2), (1, 1, 1, 2)])
+def test_src_that_views_the_cache_is_read_before_the_write(xp, backend, tile):
+    """vLLM's block copy within one cache (``src`` a view of it): each tile reads the rows
+    ``src`` held before the call, as ``indexops.scatter_update`` does, not rows an
+    earlier tile wrote (blocks 0 and 1 go to blocks 1 and 2)."""
+    blocks = np.arange(16, dtype=np.float32).reshape(4, 2, 1, 2)
+    slots = from_numpy(xp, np.array([[2, 3], [4, 5]]))
+    expected = from_numpy(xp, blocks.copy())  # (NumPy's asarray would share blocks)
+    indexops.scatter_update(expected, -2, slots, expected[0:2, ...])
+    cache = from_numpy(xp, blocks.copy())
+    emulate_scatter_update(
+        cache, -2, slots, cache[0:2, ...], view_shape=(2, 2, 1, 2), tile_shape=tile
+    )
+    assert_same(cache, to_numpy(expected))
+    assert_same(cache[1:3, ...], blocks[0:2])
+
+
 @pytest.mark.backends(lambda backend: not backend.writable)
 def test_unwritable_input_is_an_error(xp, backend):
     cache = from_numpy(xp, np.zeros((4, 2), np.float32))
     args = (-2, from_numpy(xp, np.array([[1]])), from_numpy(xp, np.ones((1, 2), np.float32)))
-    with pytest.raises(IndexOpsValueError, match="cannot be written in place"):
+    with pytest.raises(IndexOpsValueError, match="cannot be written in place") as error:
         emulate_scatter_update(cache, *args, view_shape=(1, 2), tile_shape=(1, 2))
+    assert "copy=" not in str(error.value)  # (the emulator has no copy argument to pass)
+    assert str(error.value).startswith("emulate_scatter_update: input=")
     assert_same(cache, np.zeros((4, 2), np.float32))
 
 

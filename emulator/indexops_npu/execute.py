@@ -193,8 +193,12 @@ def _write_tiles(
     grid: TileGrid,
     s: int,
 ) -> None:
-    """Store each tile's surviving rows (its column range of them) into ``input``."""
+    """Store each tile's surviving rows (its column range of them) into ``input``. Every
+    row of ``src`` is read (into a new array) before the first tile writes: ``src`` may
+    view ``input`` (a block copy within one cache), and the result is what the rows held
+    before the call, as ``indexops.scatter_update`` gives it."""
     src_rows_shape = (flat.size, rows_shape[1])
+    src = take_rows(src, src_rows_shape, np.arange(flat.size))
     for t in range(grid.count):
         positions = token_positions(grid, t, s)
         positions = positions[winners[positions]]

@@ -18,7 +18,7 @@ from ._execute.writes import write_rows
 from ._ops.scatter_update import HEADS as scatter_update_heads
 from ._ops.scatter_update import expected_src_shape as scatter_update_src_shape
 from ._typing import Array
-from ._validate.arguments import as_int, as_tuple, writes_in_place
+from ._validate.arguments import as_int, as_tuple
 from ._validate.combiners import REPLACE
 
 __all__ = [
@@ -43,8 +43,17 @@ def namespace(op: str, **arrays: Array) -> ModuleType:
 
 
 def require_in_place(op: str, x: Array, name: str = "input") -> None:
-    """Raise the ``copy=False`` error unless ``x`` can be written in place."""
-    writes_in_place(backend_for(op, **{name: x}), op, x, False, name=name)
+    """Raise, naming the argument ``name``, unless ``x`` can be written in place (an op
+    that always writes in place: it has no ``copy`` to pass)."""
+    reason = backend_for(op, **{name: x}).why_not_writable(x)
+    if reason is not None:
+        raise value_error(
+            op,
+            name,
+            f"a {type(x).__module__}.{type(x).__name__} that cannot be written in place",
+            f"an array {op} can write in place, as the device writes its cache ({reason}); "
+            "pass a writable copy",
+        )
 
 
 def host_int64(x: Array) -> np.ndarray:
