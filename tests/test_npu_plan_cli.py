@@ -218,6 +218,24 @@ def test_cli_plot_path_that_cannot_be_written_is_refused_before_the_run(capsys, 
     assert out == "" and f"{str(read_only / 'x.png')!r} cannot be written: Permission" in err
 
 
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_cli_plot_path_without_a_suffix_is_the_file_written(capsys, tmp_path, command):
+    """A name without a suffix is saved with matplotlib's default one (as savefig saves
+    it): the command checks and names that file, and refuses it before the run where it
+    cannot be written (a folder of that name)."""
+    pytest.importorskip("matplotlib")
+    drawing = tmp_path / "drawing"
+    assert main([command, "--input", "4x8", "--index", "2x2", "--plot", str(drawing)]) == 0
+    assert f"drawn to {drawing}.png" in capsys.readouterr().out
+    assert [p.name for p in tmp_path.iterdir()] == ["drawing.png"]
+    (tmp_path / "blocked.png").mkdir()
+    with pytest.raises(SystemExit) as exit:
+        main([command, "--input", "4x8", "--index", "2x2", "--plot", str(tmp_path / "blocked")])
+    assert exit.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"'{tmp_path / 'blocked.png'}' is a folder: name a file in it" in err
+
+
 def test_cli_plot_path_check_leaves_the_folder_as_it_was(tmp_path):
     pytest.importorskip("matplotlib")
     existing = tmp_path / "old.png"

@@ -140,18 +140,26 @@ def _fraction(text: str) -> float:
 
 
 def _image_path(text: str) -> str:
-    """An argparse type: where to save a figure, checked before the run that draws it."""
+    """An argparse type: where to save a figure, checked before the run that draws it. A
+    name without a suffix gets matplotlib's default one, as ``savefig`` gives it, so that
+    the file checked and named is the file written."""
     if importlib.util.find_spec("matplotlib") is None:
         raise argparse.ArgumentTypeError("drawing needs matplotlib (the plot extra)")
+    import matplotlib
     from matplotlib.backend_bases import FigureCanvasBase
 
+    # os.path, not Path: Path.is_dir raises for a name too long before Python 3.12
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder: name a file in it")
     path = Path(text)
+    if not path.suffix:
+        text = f"{text}.{matplotlib.rcParams['savefig.format']}"
+        path = Path(text)
     formats = FigureCanvasBase.get_supported_filetypes()
-    if path.suffix and path.suffix[1:].lower() not in formats:
+    if path.suffix[1:].lower() not in formats:
         raise argparse.ArgumentTypeError(
             f"{text!r}: matplotlib saves no {path.suffix} files, only {', '.join(formats)}"
         )
-    # os.path, not Path: Path.is_dir raises for a name too long before Python 3.12
     if os.path.isdir(path):
         raise argparse.ArgumentTypeError(f"{text!r} is a folder: name a file in it")
     if not os.path.isdir(path.parent):
