@@ -110,6 +110,30 @@ def test_ub_just_below_and_just_above_the_limit(dtype, index_dtype, d, tile_b, r
     above = check(_tile_case(tile_b, tile_s + 1, d, dtype, index_dtype), rules)
     assert above.kinds == ("ub_overflow",) and above.ub_bytes > UB
     assert "UB" in above.violations[0].message and "at most" in above.violations[0].message
+    assert "at most 0 " not in above.violations[0].message
+
+
+def test_ub_overflow_says_which_smaller_tile_fits():
+    """The advice of an overflowing tile is one that fits: a smaller tileS where its tileB
+    fits, else a smaller tileB (tileS=1) or tileS (tileB=1), else that no tile fits (it
+    said "at most 0 tokens, e.g. a smaller tileS" where tileS was already 1)."""
+    too_many_rows = check(_tile_case(200, 1, 576, "bf16", "int64"))
+    message = too_many_rows.violations[0].message
+    assert message.endswith(
+        "no tileS fits 200 index rows: use a smaller tileB, at most 166 with tileS=1, "
+        "or tileS at most 169 with tileB=1"
+    )
+    for tile_b, tile_s in ((166, 1), (1, 169)):
+        assert check(_tile_case(tile_b, tile_s, 576, "bf16", "int64")).ok
+    for tile_b, tile_s in ((167, 1), (1, 170)):
+        assert not check(_tile_case(tile_b, tile_s, 576, "bf16", "int64")).ok
+    row_too_wide = check(_tile_case(1, 1, 100_000, "bf16", "int64"))
+    assert row_too_wide.violations[0].message.endswith(
+        "no tile fits: one token's row of 100000 elements alone takes 200032 bytes "
+        "(d is never split)"
+    )
+    too_long = check(_tile_case(1, 256, 576, "bf16", "int64")).violations[0].message
+    assert too_long.endswith("use a tile of at most 169 tokens (tileB*tileS), e.g. a smaller tileS")
 
 
 def test_2d_ub_and_tile_clipped_to_the_view():

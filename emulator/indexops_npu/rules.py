@@ -501,12 +501,34 @@ def _tile_4d(d: int, tile: tuple[int, ...], out: _Collector) -> tuple[int, int, 
 
 def _ub_message(ub: int, t: Tiling, value: str, index: str, hardware: Hardware) -> str:
     rows = t.tile_b * t.tile_s
-    fits = max_rows_fitting(t.tile_d, value, index, hardware, t.tile_b)
     return (
         f"UB use {ub} bytes per tile = {rows} rows x align({t.tile_d}*{itemsize(value)}) + "
         f"{t.tile_b} x align({t.tile_s}*{itemsize(index)}) exceeds the {hardware.ub_bytes}-byte "
-        f"UB of {hardware.name}: use a tile of at most {fits} tokens (tileB*tileS), "
-        "e.g. a smaller tileS"
+        f"UB of {hardware.name}: {_smaller_tile(t, value, index, hardware)}"
+    )
+
+
+def _smaller_tile(t: Tiling, value: str, index: str, hardware: Hardware) -> str:
+    """What to change in a tile that overflows the UB: its tileS where its tileB fits,
+    else its tileB, else nothing fits (one token's row alone overflows)."""
+    fits = max_rows_fitting(t.tile_d, value, index, hardware, t.tile_b)
+    if fits:
+        return f"use a tile of at most {fits} tokens (tileB*tileS), e.g. a smaller tileS"
+    tile_b = 0
+    while ub_bytes(tile_b + 1, 1, t.tile_d, itemsize(value), itemsize(index), hardware) <= (
+        hardware.ub_bytes
+    ):
+        tile_b += 1
+    if tile_b:
+        longest = max_rows_fitting(t.tile_d, value, index, hardware)
+        return (
+            f"no tileS fits {t.tile_b} index rows: use a smaller tileB, at most {tile_b} with "
+            f"tileS=1, or tileS at most {longest} with tileB=1"
+        )
+    one = ub_bytes(1, 1, t.tile_d, itemsize(value), itemsize(index), hardware)
+    return (
+        f"no tile fits: one token's row of {t.tile_d} elements alone takes {one} bytes "
+        "(d is never split)"
     )
 
 
