@@ -378,3 +378,50 @@ def test_every_public_error_survives_pickle():
         assert type(again) is type(error) and str(again) == str(error)
     again = pickle.loads(pickle.dumps(rejected))
     assert again.result == rejected.result and again.op == "emulate_scatter_update"
+
+
+def test_settings_are_named_errors_of_the_function_called():
+    """A rule set or hardware that is not one: the error of the function called, naming
+    the argument (plan_scatter_update's named check_scatter_update's; a string hardware
+    gave an AttributeError)."""
+    problem = dict(dtype="fp32", index_dtype="int64")
+    with pytest.raises(IndexOpsValueError, match=r"^plan_scatter_update: rules='x'"):
+        indexops_npu.plan_scatter_update([16, 8], [2, 4], rules="x", **problem)
+    for call in (indexops_npu.plan_scatter_update, check_problem_of):
+        with pytest.raises(IndexOpsTypeError, match=r"hardware='a2' is not allowed: a Hardware"):
+            call([16, 8], [2, 4], hardware="a2", **problem)
+    with pytest.raises(IndexOpsTypeError, match=r"^check_scatter_update: hardware='a2'"):
+        check(ST_2D, hardware="a2")
+
+
+def check_problem_of(input_shape, index_shape, **kwargs):
+    return indexops_npu.rules.check_problem(input_shape, index_shape, (8, 8), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("vector_cores", 0, IndexOpsValueError),
+        ("vector_cores", 2.0, IndexOpsTypeError),
+        ("ub_bytes", True, IndexOpsTypeError),
+        ("ub_block_bytes", 0, IndexOpsValueError),
+        ("clock_hz", 0.0, IndexOpsValueError),
+        ("hbm_bytes_per_s", float("inf"), IndexOpsValueError),
+        ("tile_overhead_cycles", -1.0, IndexOpsValueError),
+        ("die_link_bytes_per_s", 0.0, IndexOpsValueError),
+    ],
+)
+def test_hardware_of_impossible_numbers_is_refused(field, value, error):
+    """A profile the rules would divide by zero with (or the cost model scale by nothing):
+    refused when made, naming the field (a raw ZeroDivisionError or IndexError came later,
+    and a UB block of 0 bytes planned NaN sizes)."""
+    with pytest.raises(error, match=rf"^Hardware: {field}="):
+        dataclasses.replace(ATLAS_A2, **{field: value})
+    assert dataclasses.replace(ATLAS_A2, vector_cores=np.int64(4)).vector_cores == 4
+    assert dataclasses.replace(ATLAS_A2, tile_overhead_cycles=0).tile_overhead_cycles == 0
+
+
+def test_numpy_scalar_types_name_their_dtype():
+    """NumPy's scalar types by any of their names: np.longlong is int64, np.single fp32."""
+    ok = check(ST_2D, dtype=np.single, index_dtype=np.longlong)
+    assert ok.ok and check(ST_2D, index_dtype=np.intc).ok

@@ -52,6 +52,8 @@ def dtype_name(dtype: Any, arg: str = "dtype") -> str:
     ('fp32', 'int16')
     """
     text = getattr(dtype, "__name__", None) if isinstance(dtype, type) else None
+    if isinstance(dtype, type) and issubclass(dtype, np.generic):
+        dtype = np.dtype(dtype)  # NumPy's scalar types: np.longlong is int64, np.single fp32
     if isinstance(dtype, np.dtype):  # str() of a non-native one is its code (">f4")
         text = dtype.name
     text = (text or str(dtype)).lower().removeprefix("<class '").rstrip("'>")

@@ -9,13 +9,49 @@ their own profile with :class:`Hardware` or ``dataclasses.replace``.
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
+from typing import Any
+
+from indexops._extension import type_error, value_error
+
+# Hardware's fields that are rates (above 0) and cycle counts (0 or more)
+_RATES = (
+    "clock_hz",
+    "hbm_bytes_per_s",
+    "gm_read_bytes_per_cycle",
+    "gm_write_bytes_per_cycle",
+    "die_link_bytes_per_s",
+)
+_CYCLES = (
+    "view_startup_cycles",
+    "tile_overhead_cycles",
+    "store_issue_cycles",
+    "dispatch_cycles_per_tile",
+)
 
 # The cost model's constants, fitted to PyPTO 0.2.0's SIM (see indexops_npu.calibration).
 VIEW_STARTUP_CYCLES = 8100.0
 TILE_OVERHEAD_CYCLES = 650.0
 STORE_ISSUE_CYCLES = 0.0
 DISPATCH_CYCLES_PER_TILE = 360.0
+
+
+def _check_field(field: str, value: Any, low: float, allowed: str, integer: bool = False) -> None:
+    """Raise for a Hardware field that is no number (an int where ``integer``; bool not
+    counted), or one below ``low`` (``low`` itself only where ``allowed`` says "or
+    more"), or not finite."""
+    kind = numbers.Integral if integer else numbers.Real
+    if not _is_a(value, kind) or isinstance(value, bool):
+        raise type_error("Hardware", field, value, allowed)
+    number, at_least = float(value), "or more" in allowed
+    if not (number >= low if at_least else number > low) or not number < math.inf:
+        raise value_error("Hardware", field, value, allowed)
+
+
+def _is_a(value: Any, kind: type) -> bool:
+    return isinstance(value, kind)
 
 
 @dataclass(frozen=True)
@@ -80,6 +116,18 @@ class Hardware:
     dispatch_cycles_per_tile: float = DISPATCH_CYCLES_PER_TILE
     dies_per_package: int = 1
     die_link_bytes_per_s: float | None = None
+
+    def __post_init__(self) -> None:
+        """Every count an int of 1 or more, every rate a number above 0, every cycle count
+        one of 0 or more: the rules divide by them and the cost model scales by them."""
+        for field in ("vector_cores", "ub_bytes", "ub_block_bytes", "dies_per_package"):
+            _check_field(field, getattr(self, field), 1, "an int of 1 or more", integer=True)
+        for field in _RATES:
+            value = getattr(self, field)
+            if value is not None or field != "die_link_bytes_per_s":
+                _check_field(field, value, 0, "a finite number above 0")
+        for field in _CYCLES:
+            _check_field(field, getattr(self, field), 0, "a finite number of 0 or more")
 
     @property
     def package_vector_cores(self) -> int:

@@ -17,7 +17,13 @@ from indexops._extension import as_tuple, scatter_update_src_shape
 from .cost import Estimate, estimate, traffic
 from .dtypes import dtype_name, itemsize
 from .hardware import ATLAS_A2, Hardware
-from .rules import CheckResult, RuleViolationError, check_problem, check_scatter_update
+from .rules import (
+    CheckResult,
+    RuleViolationError,
+    check_problem,
+    check_scatter_update,
+    require_settings,
+)
 from .tiling import divisors, tile_grid
 
 OP = "plan_scatter_update"
@@ -105,6 +111,7 @@ def plan_scatter_update(
     >>> plans[0].tile_shape, plans[0].tiles, plans[0].estimate.bound
     ((1, 128, 1, 576), 16, 'cores')
     """
+    require_settings(OP, rules, hardware)
     input_shape = as_tuple(OP, "input_shape", input_shape)
     index_shape = as_tuple(OP, "index_shape", index_shape)
     value, index = dtype_name(dtype), dtype_name(index_dtype, "index_dtype")

@@ -21,6 +21,7 @@ from indexops._extension import (
     as_tuple,
     scatter_update_heads,
     scatter_update_src_shape,
+    type_error,
     value_error,
 )
 
@@ -135,12 +136,21 @@ class CheckResult:
         return "\n".join(lines + [f"  warning {w}" for w in self.warnings])
 
 
+def require_settings(op: str, rules: Any, hardware: Any) -> None:
+    """Raise, naming ``op``, for a rule set that is not one of :data:`RULES` or a
+    ``hardware`` that is not a :class:`Hardware`."""
+    if rules not in RULES:
+        raise value_error(op, "rules", rules, f"one of {RULES}")
+    if not isinstance(hardware, Hardware):
+        raise type_error(
+            op, "hardware", hardware, "a Hardware: ATLAS_A2, ATLAS_A3 or one of your own"
+        )
+
+
 class _Collector:
     """Sorts each finding into violations or warnings according to the rule set."""
 
     def __init__(self, rules: str) -> None:
-        if rules not in RULES:
-            raise value_error(OP, "rules", rules, f"one of {RULES}")
         self.rules = rules
         self.violations: list[Violation] = []
         self.warnings: list[Violation] = []
@@ -215,6 +225,7 @@ def check_scatter_update(
     >>> r.kinds
     ('tile_invalid',)
     """
+    require_settings(OP, rules, hardware)
     out = _Collector(rules)
     shapes = _as_shapes(input_shape, index_shape, src_shape)
     dtypes = _problem(shapes, dtype, src_dtype, index_dtype, dim, out)
@@ -264,6 +275,7 @@ def check_problem(
     ...               index_dtype="int64").kinds
     ('size_limit',)
     """
+    require_settings(OP, rules, hardware)
     out = _Collector(rules)
     shapes = _as_shapes(input_shape, index_shape, src_shape)
     _problem(shapes, dtype, src_dtype, index_dtype, dim, out)
