@@ -60,7 +60,15 @@ def dtype_name(dtype: Any, arg: str = "dtype") -> str:
     text = text.rsplit(".", 1)[-1].removeprefix("dt_")  # torch.float32, numpy.int64, ...
     name = _ALIASES.get(text, text)
     if name not in SIZES:
-        raise type_error("indexops_npu", arg, dtype, f"one of {sorted(SIZES)} (or an alias)")
+        raise type_error(
+            "indexops_npu",
+            arg,
+            dtype,
+            f"a dtype the emulator names: one of {sorted(SIZES)} (or an alias); "
+            f"scatter_update takes {', '.join(VALUE_DTYPES)} for values (and "
+            f"{', '.join(LOOSE_VALUE_DTYPES)} under rules='pypto-0.2.0'), "
+            f"{', '.join(INDEX_DTYPES)} for the index",
+        )
     return name
 
 
