@@ -70,6 +70,26 @@ def test_tile_colour_bars_tick_whole_tile_numbers(report):
         assert ticks == [0, 1, 2, 3]
 
 
+@pytest.mark.parametrize("touched", [8, 64, 256, 1000])
+def test_the_slot_panels_colour_bar_keeps_its_height_with_many_blocks(touched):
+    """The written slots' colour bar is 24 lines of its panel tall (or the panel): the
+    panel grows with its lines up to LABELLED, and so does the bar's height, then both
+    stop (it shrank on with every block past LABELLED: 2.4% of the panel at 1000, its
+    ticks piled on one another)."""
+    cache = np.zeros((touched, 2, 1, 4), np.float32)
+    index = np.arange(0, 2 * touched, 2).reshape(-1, touched // 8 if touched > 8 else 1)
+    view = (*index.shape, 1, 4)
+    report = emulate_scatter_update(
+        cache, -2, index, np.ones(view, np.float32), view_shape=view, tile_shape=view
+    )
+    fig = draw(report)
+    texts(fig)
+    slots = next(ax for ax in fig.axes if ax.get_title().startswith("written slots"))
+    bar = [ax for ax in fig.axes if ax.get_ylabel() == "tile (execution order)"][-1]
+    share = bar.get_window_extent().height / slots.get_window_extent().height
+    assert share >= 24 / 64 - 0.01
+
+
 def test_titles_count_in_singular_and_plural(report):
     titles = [ax.get_title() for ax in draw(report).axes]
     assert titles[0] == "tokens by tile: 1 view (outlined) of 64x1, tiles of 16x1"

@@ -182,7 +182,8 @@ def _slots_panel(fig: Figure, ax: Axes, report: Report) -> None:
     step = max(1, -(-len(touched) // LABELLED))  # every line labelled, up to LABELLED
     ax.set_yticks(range(0, len(touched), step), [str(number) for number in touched[::step]])
     ax.tick_params(axis="y", length=2)
-    _tile_colourbar(fig, ax, shown, report.tiles, shrink=min(1.0, 24 / max(len(touched), 1)))
+    lines = min(max(len(touched), 1), LABELLED)  # (the panel grows with them up to LABELLED)
+    _tile_colourbar(fig, ax, shown, report.tiles, shrink=min(1.0, 24 / lines))
     which = "" if step == 1 else f" (every {step}th labelled)"
     if block_size > 1:
         what, of = f"block{which}", f"{plural(len(touched), 'block')} touched of {blocks}"
