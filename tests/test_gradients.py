@@ -220,3 +220,95 @@ def test_zero_elements_keep_the_graph_as_pytorch_scatter_tests(xp):
     out = indexops.at(source)[index].get()
     out.backward(torch.randn_like(out))
     assert tuple(out.shape) == (0, 0, 0, 16)
+
+
+# -- at with a basic index (ints and slices: no element repeats) --------------------------
+
+BASIC_KEYS = {"rows 1:3": (slice(1, 3),), "row 2": (2,), "column 0": (slice(None), 0)}
+# a view of x of each key's shape, apart from its elements in part
+OVERLAPPING = {"rows 1:3": lambda x: x[0:2], "row 2": lambda x: x[0], "column 0": lambda x: x[:, 1]}
+BASIC_METHODS = {
+    "multiply": lambda target, y: target.multiply(y),
+    "divide": lambda target, y: target.divide(y),
+    "power": lambda target, y: target.power(y),
+    "apply": lambda target, y: target.apply(lambda old, new: old / new + old * new, y),
+}
+
+
+def _basic_rows(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The same elements as index arrays (NumPy's own reading of the key)."""
+    return tuple(np.arange(3)[k] if isinstance(k, slice) else np.asarray(k) for k in key)
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.parametrize("key", sorted(BASIC_KEYS))
+@pytest.mark.parametrize("method", sorted(BASIC_METHODS))
+@pytest.mark.parametrize("in_place", [False, True])
+def test_torch_basic_index_updates_give_the_index_arrays_gradients(key, method, in_place):
+    """at(x)[ints and slices] with a function of the old values (multiply, divide, power,
+    apply): autograd keeps the old values and y, which the write into x's view changed
+    (backward raised "modified by an inplace operation"); in place into a non-leaf too,
+    and with y a view of the same tensor. The gradients of the same elements taken by
+    index arrays."""
+    import torch
+
+    def grads(index: tuple[Any, ...], overlapping: bool) -> list[Any]:
+        a = torch.arange(1.0, 7.0, dtype=torch.float64).reshape(3, 2).requires_grad_()
+        b = torch.full((3, 2), 1.5, dtype=torch.float64).requires_grad_()
+        x = a * 1.0
+        y = OVERLAPPING[key](x) if overlapping else b[BASIC_KEYS[key]]
+        target = indexops.at(x)[index]
+        out = BASIC_METHODS[method](_InPlace(target) if in_place else target, y)
+        (out * torch.arange(6.0, dtype=torch.float64).reshape(3, 2)).sum().backward()
+        return [a.grad, b.grad]
+
+    as_arrays = tuple(torch.from_numpy(r) for r in _basic_rows(BASIC_KEYS[key]))
+    for overlapping in (False, True):
+        got = grads(BASIC_KEYS[key], overlapping)
+        wanted = grads(as_arrays, overlapping)
+        for g, w in zip(got, wanted, strict=True):
+            torch.testing.assert_close(g, w, rtol=0, atol=1e-12)
+
+
+class _InPlace:
+    """An ``At`` whose update methods write in place (``copy=False``)."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.target, name)
+        return lambda *args, **kwargs: method(*args, copy=False, **kwargs)
+
+
+@pytest.mark.backends("jax")
+@pytest.mark.parametrize("key", sorted(BASIC_KEYS))
+@pytest.mark.parametrize("method", sorted(BASIC_METHODS))
+def test_jax_basic_index_updates_differentiate_as_jax_at(key, method):
+    """jax.grad of at(x)[ints and slices] with multiply, divide, power and apply, eagerly
+    and under jit: a basic index repeats no element, so the scatter is unique (JAX's
+    scatter_mul of possible repeats, and the loop of a function's passes, have no
+    gradient: they raised); the gradients of JAX's own x.at[key]."""
+    import jax
+    import jax.numpy as jnp
+
+    key_ = BASIC_KEYS[key]
+    theirs = {
+        "multiply": lambda t, y: t.multiply(y),
+        "divide": lambda t, y: t.divide(y),
+        "power": lambda t, y: t.power(y),
+        "apply": lambda t, y: t.set(t.get() / y + t.get() * y),
+    }
+
+    def ours(x: Any, y: Any) -> Any:
+        return BASIC_METHODS[method](indexops.at(x)[key_], y).sum()
+
+    def jax_at(x: Any, y: Any) -> Any:
+        return theirs[method](x.at[key_], y).sum()
+
+    x = jnp.arange(1.0, 7.0).reshape(3, 2)
+    y = jnp.full(x[key_].shape, 1.5)
+    wanted = jax.grad(jax_at, argnums=(0, 1))(x, y)
+    for function in (jax.grad(ours, argnums=(0, 1)), jax.jit(jax.grad(ours, argnums=(0, 1)))):
+        for g, w in zip(function(x, y), wanted, strict=True):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)

@@ -655,6 +655,9 @@ class At:
             if _own_arithmetic(backend, x.dtype, combiner):
                 return _write_basic(backend, own_key, x, updates, combiner, in_place)
         named_form = type(computation) in _NAMED_FORMS
+        # a basic idx repeats no element: JAX then differentiates mul and a function in
+        # one scatter (its scatter_mul with repeats, and a loop of passes, it cannot)
+        unique_indices = unique_indices or plan.selects_once
         starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=named_form)
         if in_range:  # checked here: nothing to drop or clip
             scatter_mode = _WRITE_PROMISED
@@ -1162,7 +1165,12 @@ def _write_basic(
         out[basic.key] = augmented(out[basic.key], y)  # x[idx] += y: into the view
         return out
     function = _OPERATORS.get(combiner.named, combiner.fn)
-    new = function(out[basic.key], y)  # a new array: y is read before the write
+    old = out[basic.key]
+    if backend.records_gradient(out, y):  # autograd keeps old and y for the backward
+        old = backend.copy(old)  # pass: the write below must change neither
+        if backend.shares_memory(y, out):
+            y = backend.copy(y)
+    new = function(old, y)  # a new array: y is read before the write
     out[basic.key] = new if new.dtype == x.dtype else xp.astype(new, x.dtype)
     return out
 

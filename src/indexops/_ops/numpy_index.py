@@ -404,6 +404,12 @@ class IndexPlan:
         return math.prod(self.result_shape)
 
     @property
+    def selects_once(self) -> bool:
+        """Whether every element is selected once at most: no index array (ints, slices,
+        ``None`` and ``...`` never repeat a position), so a scatter's indices are unique."""
+        return all(column.kind != "array" for column in self.columns)
+
+    @property
     def index_vector_dim(self) -> int:
         return len(self.batch_shape)
 
