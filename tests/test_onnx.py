@@ -650,3 +650,40 @@ def test_few_indices_from_the_end_are_counted_in_their_list_read(xp, backend, na
         got = call(*arrays(xp, *args), **attributes)
         assert_same(got, getattr(ref, name)(*args, **attributes))
         assert counted and not wrapped, (case, counted, wrapped)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda: onnx.scatter_elements(
+                np.array(["a", "b"]), np.array([0]), np.array(["c"]), reduction="add"
+            ),
+            "onnx.scatter_elements: reduction='add' is not allowed: one of ('none',) for data "
+            "of dtype <U1",
+        ),
+        (
+            lambda: onnx.scatter_nd(
+                np.zeros(3, complex), np.array([[0]]), np.ones(1, complex), reduction="min"
+            ),
+            "onnx.scatter_nd: reduction='min' is not allowed: one of ('none', 'add', 'mul') "
+            "for data of dtype complex128",
+        ),
+        (
+            lambda: onnx.slice_scatter(np.zeros(4), np.zeros(4), [0], [4], [0], [0]),
+            "onnx.slice_scatter: steps=(0,) is not allowed: non-zero entries",
+        ),
+        (
+            lambda: onnx.slice_scatter(np.zeros((2, 4)), np.zeros((2, 3)), [0], [4], [1]),
+            "onnx.slice_scatter: updates.shape=(2, 3) is not allowed: exactly the slice's "
+            "shape (2, 4)",
+        ),
+    ],
+)
+def test_errors_name_the_onnx_function_and_its_arguments(call, message):
+    """A reduction the data's dtype has none of, and a bad slice: the error of the ONNX
+    function called, naming its own arguments (they named scatter's update_computation
+    and slice_scatter's step, which the caller never passed)."""
+    with pytest.raises((IndexOpsTypeError, IndexOpsValueError)) as error:
+        call()
+    assert str(error.value) == message

@@ -449,6 +449,7 @@ def _scattered(
     """One :func:`indexops.scatter` of ``lowering`` at the checked, wrapped ``indices``."""
     if reduction not in REDUCTIONS:
         raise value_error(op, "reduction", reduction, f"one of {REDUCTIONS}")
+    _check_reduction_of(op, backend, data, reduction)
     if (
         lowering.sizes
         and not lowering.coordinates
@@ -482,6 +483,27 @@ def _scattered(
     return _scatter(
         data, starts, updates, update_computation=combiner, mode=mode, **lowering.attributes
     )
+
+
+def _check_reduction_of(op: str, backend: Backend, data: Array, reduction: str) -> None:
+    """Raise for a ``reduction`` that ``data``'s dtype has no arithmetic or order for (add
+    and mul: numbers; max and min: real numbers; bool data: every one), naming the
+    reductions it has."""
+    if reduction == "none" or backend.has_kind(data.dtype, "bool"):
+        return
+    taken = [r for r in REDUCTIONS if r == "none" or _of_kinds(backend, data, _KINDS_OF[r])]
+    if reduction not in taken:
+        raise type_error(
+            op, "reduction", reduction, f"one of {tuple(taken)} for data of dtype {data.dtype}"
+        )
+
+
+def _of_kinds(backend: Backend, data: Array, kinds: tuple[str, ...]) -> bool:
+    return any(backend.has_kind(data.dtype, kind) for kind in kinds)
+
+
+_NUMBERS = ("integral", "real floating", "complex floating")
+_KINDS_OF = {"add": _NUMBERS, "mul": _NUMBERS, "max": _NUMBERS[:2], "min": _NUMBERS[:2]}
 
 
 # -- the static lowerings ------------------------------------------------------------------
@@ -850,7 +872,8 @@ def slice_scatter(
     Raises
     ------
     IndexOpsValueError, IndexOpsTypeError
-        As :func:`indexops.slice_scatter`, which it calls.
+        Bad ``starts``, ``ends``, ``axes`` or ``steps`` (as :func:`slice`), ``updates``
+        not of the slice's shape; else as :func:`indexops.slice_scatter`, which it calls.
 
     Examples
     --------
@@ -861,8 +884,14 @@ def slice_scatter(
     array([[0, 0, 0, 0],
            [1, 0, 2, 0]])
     """
+    op = "onnx.slice_scatter"
+    plan = _slice_plan(op, data, starts, ends, axes, steps)  # (ONNX's names in its errors)
+    if tuple(updates.shape) != plan.shape:
+        raise value_error(
+            op, "updates.shape", tuple(updates.shape), f"exactly the slice's shape {plan.shape}"
+        )
     if steps is None:
-        steps = (1,) * len(index_ints("onnx.slice_scatter", "starts", starts))
+        steps = (1,) * len(index_ints(op, "starts", starts))
     return _slice_scatter(data, updates, starts, ends, steps, axes)
 
 
