@@ -331,3 +331,37 @@ def test_torch_float8_arithmetic_is_a_named_error(method):
     with pytest.raises(indexops.IndexOpsTypeError, match="torch has no arithmetic for it"):
         getattr(indexops.at(x)[torch.tensor([0, 1])], method)(y)
     assert not x.view(torch.int8).any()
+
+
+def test_dask_arrays_made_for_one_byte_types_are_named_by_their_type():
+    """The arrays the Dask backend makes (a fill, an empty result) are named by their
+    shape, dtype and value; ml_dtypes' 1-byte types all have the code "<V1", so the
+    name carries the dtype's name too: results of int4, uint4, float8 and float4 tables
+    computed in one graph each keep their own dtype and fill (one took another's chunk:
+    uint4's empty result came back int4, float8's fill of 0.3 was float4's 0.5)."""
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    names = [
+        n for n in ("int4", "uint4", "float8_e4m3fn", "float4_e2m1fn") if hasattr(ml_dtypes, n)
+    ]
+    dtypes = [np.dtype(getattr(ml_dtypes, n)) for n in names]
+    tables = [
+        da.from_array(np.zeros((3, 2), dtype), chunks=2, name=f"table-{n}")
+        for n, dtype in zip(names, dtypes)
+    ]
+    empty = np.array([], np.int64)
+    rows = np.array([[0], [5]])  # row 5 is filled
+    fills = [1 if "int" in n else 0.3 for n in names]
+    gathers = [
+        indexops.gather(t, rows, **ROW_GATHER, slice_sizes=(1, 2), mode="fill", fill_value=fill)
+        for t, fill in zip(tables, fills)
+    ]
+    empties = [indexops.at(t)[empty].get() for t in tables]
+    computed = dask.compute(*gathers, *empties)
+    for k, dtype in enumerate(dtypes):
+        table = np.zeros((3, 2), dtype)
+        expected = indexops.gather(
+            table, rows, **ROW_GATHER, slice_sizes=(1, 2), mode="fill", fill_value=fills[k]
+        )
+        assert computed[k].dtype == dtype and computed[len(dtypes) + k].dtype == dtype
+        assert computed[k].tobytes() == expected.tobytes()

@@ -42,7 +42,7 @@ class _Namespace(ModuleType):
         taken = self._xp.take(x, indices, **kwargs)
         if x.dtype.isnative or not isinstance(taken, da.Array):
             return taken
-        name = f"indexops-in-dtype-{tokenize(taken.name, x.dtype.str)}"
+        name = f"indexops-in-dtype-{tokenize(taken.name, x.dtype.str, x.dtype.name)}"
         return da.map_blocks(_in_dtype, taken, x.dtype, dtype=x.dtype, name=name)
 
     def reshape(self, x: Array, shape: tuple[int, ...], **kwargs: Any) -> Array:
@@ -76,7 +76,8 @@ def created_name(kind: str, shape: tuple[int, ...], dtype: Any, *values: Any) ->
     """The graph name of a creation function's array (its chunks follow from the shape
     and dtype): Dask's own name tokenizes the function it wraps by pickling it, which cost
     most of a small op's time to build its graph."""
-    return f"indexops-{kind}-{tokenize(tuple(shape), np.dtype(dtype).str, *values)}"
+    dtype = np.dtype(dtype)  # (its code and its name: ml_dtypes' 1-byte types share "<V1")
+    return f"indexops-{kind}-{tokenize(tuple(shape), dtype.str, dtype.name, *values)}"
 
 
 # the arguments that may be NumPy arrays next to Dask ones (their values are read while
