@@ -35,6 +35,7 @@ from ._backends import Backend, backend_for, for_indices
 from ._errors import type_error, value_error
 from ._execute.targets import to_index
 from ._ops.gather import gather as _gather
+from ._ops.scatter import named_refused
 from ._ops.scatter import scatter as _scatter
 from ._ops.slice_scatter import SlicePlan, slice_plan
 from ._ops.slice_scatter import slice_scatter as _slice_scatter
@@ -486,24 +487,17 @@ def _scattered(
 
 
 def _check_reduction_of(op: str, backend: Backend, data: Array, reduction: str) -> None:
-    """Raise for a ``reduction`` that ``data``'s dtype has no arithmetic or order for (add
-    and mul: numbers; max and min: real numbers; bool data: every one), naming the
-    reductions it has."""
+    """Raise for a ``reduction`` that ``data``'s dtype has none of (as ``scatter``'s
+    combiners: :func:`~indexops._ops.scatter.named_refused`; bool data has every one),
+    naming the reductions it has."""
     if reduction == "none" or backend.has_kind(data.dtype, "bool"):
         return
-    taken = [r for r in REDUCTIONS if r == "none" or _of_kinds(backend, data, _KINDS_OF[r])]
-    if reduction not in taken:
-        raise type_error(
-            op, "reduction", reduction, f"one of {tuple(taken)} for data of dtype {data.dtype}"
-        )
-
-
-def _of_kinds(backend: Backend, data: Array, kinds: tuple[str, ...]) -> bool:
-    return any(backend.has_kind(data.dtype, kind) for kind in kinds)
-
-
-_NUMBERS = ("integral", "real floating", "complex floating")
-_KINDS_OF = {"add": _NUMBERS, "mul": _NUMBERS, "max": _NUMBERS[:2], "min": _NUMBERS[:2]}
+    if named_refused(backend, data.dtype, Named(reduction)) is None:
+        return
+    taken = [r for r in REDUCTIONS[1:] if named_refused(backend, data.dtype, Named(r)) is None]
+    raise type_error(
+        op, "reduction", reduction, f"one of {('none', *taken)} for data of dtype {data.dtype}"
+    )
 
 
 # -- the static lowerings ------------------------------------------------------------------

@@ -368,35 +368,38 @@ _NAMED_FORMS = frozenset({str, type(None)})
 
 def combiner_for(backend: Backend, dtype: Any, update_computation: Any) -> Combiner:
     """Resolve ``update_computation`` for ``input`` of ``dtype`` as every scatter does
-    (also for callers that write rows themselves, ``at``): named combiners need a
-    numeric dtype (bool, NumPy's dates, strings, objects and structures have none of the
-    standard's arithmetic), min and max a real one."""
+    (also for callers that write rows themselves, ``at``), the named combiners by
+    :func:`named_refused`."""
     combiner = resolve(OP, backend.xp, update_computation)
-    if combiner.named is not None and not backend.has_kind(dtype, "numeric"):
-        raise type_error(
-            OP,
-            "update_computation",
-            update_computation,
-            f"None or a callable for input of dtype {dtype} (named combiners need a "
-            "numeric dtype: integers, real or complex floats)",
-        )
-    if combiner.named is not None and not backend.computes_in(dtype):
-        raise type_error(
-            OP,
-            "update_computation",
-            update_computation,
-            f"None or a callable for input of dtype {dtype} ({backend.name} has no "
-            "arithmetic for it: combine in a wider dtype, e.g. float32, and cast back)",
-        )
-    if combiner.named in (Named.MIN, Named.MAX) and backend.has_kind(dtype, "complex floating"):
-        raise type_error(
-            OP,
-            "update_computation",
-            update_computation,
-            f"None, 'add', 'mul' or a callable for input of dtype {dtype} (the Array API "
-            "orders real numbers only)",
-        )
+    if combiner.named is not None:
+        reason = named_refused(backend, dtype, combiner.named)
+        if reason is not None:
+            taken = [repr(n.value) for n in Named if named_refused(backend, dtype, n) is None]
+            names = ", ".join(["None", *taken]) if taken else "None"
+            raise type_error(
+                OP,
+                "update_computation",
+                update_computation,
+                f"{names} or a callable for input of dtype {dtype} ({reason})",
+            )
     return combiner
+
+
+def named_refused(backend: Backend, dtype: Any, named: Named) -> str | None:
+    """Why an input of ``dtype`` takes no ``named`` combiner, or ``None`` where it takes
+    it: every named combiner needs a numeric dtype (bool, NumPy's dates, strings, objects
+    and structures have none of the standard's arithmetic) that the library computes in,
+    min and max a real one."""
+    if not backend.has_kind(dtype, "numeric"):
+        return "named combiners need a numeric dtype: integers, real or complex floats"
+    if not backend.computes_in(dtype):
+        return (
+            f"{backend.name} has no arithmetic for it: combine in a wider dtype, e.g. "
+            "float32, and cast back"
+        )
+    if named in (Named.MIN, Named.MAX) and backend.has_kind(dtype, "complex floating"):
+        return "the Array API orders real numbers only"
+    return None
 
 
 def _execute(
