@@ -70,6 +70,7 @@ class RowWriter:
         "few",
         "is_table",
         "one_pass",
+        "passes",
         "rows_shape",
         "signed_zeros",
     )
@@ -94,6 +95,8 @@ class RowWriter:
             and backend.writes_distinct_rows(dtype, combiner.named, count, rows_shape[1])
         )
         self.count = count
+        # a user's function, applied pass by pass where rows repeat (see _into_a_copy)
+        self.passes = combiner.named is None and not combiner.replaces
         self.few = self.direct and count <= backend.few_entries
         self.copies = (
             self.direct
@@ -142,8 +145,7 @@ class RowWriter:
             )
         if in_place:
             rows, values = read_before_writing(backend, x, rows, values)
-        passes = not unique and self.combiner.named is None and not self.combiner.replaces
-        copied = _into_a_copy(backend, x, values, in_place, passes)
+        copied = _into_a_copy(backend, x, values, in_place, self.passes and not unique)
         work = backend.copy(x) if copied else x
         table = backend.reshape(work, self.rows_shape)
         source = None if in_place else x  # read only

@@ -655,9 +655,7 @@ class At:
             if _own_arithmetic(backend, x.dtype, combiner):
                 return _write_basic(backend, own_key, x, updates, combiner, in_place)
         named_form = type(computation) in _NAMED_FORMS
-        # a basic idx repeats no element: JAX then differentiates mul and a function in
-        # one scatter (its scatter_mul with repeats, and a loop of passes, it cannot)
-        unique_indices = unique_indices or plan.selects_once
+        unique_indices = unique_indices or lowering.selects_once
         starts, in_range, plan, from_end = lowering(x, self._idx, core_from_end=named_form)
         if in_range:  # checked here: nothing to drop or clip
             scatter_mode = _WRITE_PROMISED
@@ -874,6 +872,7 @@ class _Lowering:
         "last_row",
         "plan",
         "rows_in_one_pass",
+        "selects_once",
         "updates_basic",
         "values_first",
     )
@@ -906,6 +905,10 @@ class _Lowering:
         )
         # the library's own key for updates only: a boolean mask of whole wide rows
         self.updates_basic = basic if updates_basic is None else updates_basic
+        # no index array, so no element twice: the scatter's indices are unique (JAX then
+        # differentiates mul and a function: its scatter_mul of possible repeats, and a
+        # loop of passes, it cannot)
+        self.selects_once = plan.selects_once
         # whether the backend's checked reads of these rows or elements (whose own check
         # may raise slowly: torch's) read the values on the host first; set once a read
         # took nothing (an entry outside), so a signature pays that raise once
