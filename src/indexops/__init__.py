@@ -9,6 +9,7 @@ standard.
 """
 
 from . import onnx as onnx  # a module of its own: indexops.onnx.gather, ...
+from ._backends._kept_memory import kept_memory, set_kept_memory
 from ._backends._loader import compile_host_kernels, load_host_kernels
 from ._backends._threads import host_threads, set_host_threads
 from ._errors import IndexOpsError, IndexOpsTypeError, IndexOpsValueError
@@ -30,10 +31,12 @@ __all__ = [
     "dynamic_update_slice",
     "gather",
     "host_threads",
+    "kept_memory",
     "load_host_kernels",
     "scatter",
     "scatter_update",
     "set_host_threads",
+    "set_kept_memory",
     "slice_scatter",
 ]
 

@@ -14,7 +14,7 @@ import numpy as np
 from .._errors import index_out_of_bounds
 from .._typing import Array
 from .._validate.combiners import Named
-from . import _loader
+from . import _kept_memory, _loader
 from ._base import NativeScatter
 from ._signed_zeros import MIN_MAX, wins
 
@@ -158,7 +158,7 @@ def combine_in_order(
     compared = how in MIN_MAX and x.dtype.kind in "iuf"
     if compiled is None and how is not None and not compared:
         return None
-    out = x.copy() if copy else x
+    out = _kept_memory.copy(x, order="C") if copy else x
     if compiled is not None and compiled.combine_pairs(out, *index, values, how):
         return out
     if compared and how is not None:  # (how: min or max)

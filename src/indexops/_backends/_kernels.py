@@ -45,6 +45,7 @@ from numba.extending import intrinsic
 from .._errors import index_out_of_bounds
 from .._typing import Array
 from .._validate.combiners import Named
+from . import _kept_memory
 from ._threads import run_parts, threads_for
 
 _inline = numba.njit(inline="always")
@@ -931,7 +932,7 @@ class RowPlan:
         if values.shape != (rows.shape[0], table.shape[1]):  # (the loop reads them unchecked)
             return None
         if copy:
-            table = np.array(table, order="C", copy=True)
+            table = _kept_memory.copy(table, order="C")
             code = _OUTSIDE[outside]  # (a stop drops the copy)
         elif table.flags.c_contiguous:
             code = _IN_PLACE[outside]
@@ -993,7 +994,7 @@ def scatter_tuples(
     depth = indices.shape[-1]
     count = math.prod(indices.shape[:-1])
     rows, width = math.prod(data.shape[:depth]), math.prod(data.shape[depth:])
-    out = np.array(data, order="C", copy=True)
+    out = _kept_memory.copy(data, order="C")
     indices, values = _read_first(None, indices, values)  # (out is new: nothing shared)
     bad = _TUPLE_KERNELS[how](
         out.reshape(rows, width).view(kind),
@@ -1031,7 +1032,7 @@ def scatter_along_axis(
     indices = _int64(indices)
     if indices is None or not (copy or x.flags.c_contiguous):
         return None
-    out = np.array(x, order="C", copy=True) if copy else x
+    out = _kept_memory.copy(x, order="C") if copy else x
     indices, values = _read_first(out, indices, values)
     outer, inner = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1 :])
     shape = (outer, indices.shape[axis], inner)
@@ -1067,7 +1068,7 @@ def take_along_axis(
         return None
     n = x.shape[axis]
     outer, inner = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1 :])
-    out = np.empty(indices.shape, dtype=x.dtype)
+    out = _kept_memory.empty(indices.shape, x.dtype)
     fill_bits = np.zeros(1, dtype=bits)
     if outside == "fill":
         fill_bits = np.full(1, fill, dtype=x.dtype).view(bits)

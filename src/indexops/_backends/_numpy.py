@@ -14,6 +14,7 @@ from .._errors import type_error
 from .._plan.cache import static_cache
 from .._typing import Array
 from .._validate.combiners import Named
+from . import _kept_memory
 from ._base import repeats_elements
 from ._dtypes import signed_of
 from ._host import (
@@ -136,7 +137,7 @@ class NumpyBackend(HostKernels):
         return tuple(int(v) for v in x.tolist())
 
     def copy(self, x: Array) -> Array:
-        return np.array(x, copy=True)
+        return _kept_memory.copy(x)
 
     # NumPy's own functions: array-api-compat's wrappers cost microseconds per call
 
@@ -210,7 +211,7 @@ class NumpyBackend(HostKernels):
             return None
         if how not in _UFUNC_AT_COMBINES:
             return combine_in_order(x, index, values, how, copy)
-        out = x.copy() if copy else x
+        out = _kept_memory.copy(x, order="C") if copy else x
         try:
             UFUNCS[how].at(out, index, values)
         except IndexError:
@@ -248,7 +249,7 @@ class NumpyBackend(HostKernels):
         block = max(1, _ELEMENT_BLOCK // max(1, math.prod(indices.shape[1:])))
         if indices.size <= 4 * _ELEMENT_BLOCK or count <= block:
             return np.take(flat, _flat_numbers(indices, strides[axis], offsets))
-        result = np.empty(indices.shape, dtype=x.dtype)
+        result = _kept_memory.empty(indices.shape, x.dtype)
         for start in range(0, count, block):
             part = slice(start, start + block)
             shift = offsets[part] if offsets.shape[0] > 1 else offsets
@@ -267,7 +268,7 @@ class NumpyBackend(HostKernels):
         self, x: Array, key: tuple[Any, ...], values: Array, *, in_place: bool
     ) -> Array:
         # NumPy's assignment reads overlapping values before it writes: no check needed
-        target = x if in_place else np.array(x, copy=True)
+        target = x if in_place else _kept_memory.copy(x)
         target[key] = values
         return target
 

@@ -18,6 +18,7 @@ import torch
 
 from .._typing import Array
 from .._validate.combiners import Named
+from . import _kept_memory
 from ._base import ValuesUnknown, repeats_elements
 from ._host import (
     INCREASE_MIN_ROWS,
@@ -41,6 +42,7 @@ torch_is_compiling = torch.compiler.is_compiling
 # allocator does not, so where transparent huge pages are on request ("madvise", a common
 # default) a 64 MB copy takes 11 ms against torch's 33; below, both reuse memory malloc
 # holds and cost the same (benchmarks/README.md, "Large torch copies through NumPy").
+# NumPy's copy goes into memory kept for later results (_kept_memory), already mapped.
 NUMPY_COPY_MIN_BYTES = 2**25
 
 _REDUCE = {Named.ADD: "sum", Named.MUL: "prod", Named.MIN: "amin", Named.MAX: "amax"}
@@ -97,6 +99,7 @@ DISTINCT_COMBINE_MAX_ROWS = 64
 #   results go into memory NumPy allocated, which asks for huge pages.
 PARALLEL_GRAIN_ELEMENTS = 2**15
 NUMPY_ALLOCATED_MIN_BYTES = 2**25
+_BYTES = np.dtype(np.uint8)
 
 
 class TorchBackend(HostKernels):
@@ -246,7 +249,7 @@ class TorchBackend(HostKernels):
         if _copied_by_numpy(x):
             views = self.host_arrays(x)
             if views is not None:
-                return torch.from_numpy(np.array(views[0], copy=True))
+                return torch.from_numpy(_kept_memory.copy(views[0]))
         return x.clone()
 
     def all_in_range(self, x: Array, high: int) -> bool:
@@ -752,10 +755,10 @@ def _adds_by_put(table: Array) -> bool:
 
 
 def _numpy_allocated(shape: tuple[int, ...], dtype: torch.dtype) -> Array:
-    """An uninitialised host tensor whose memory NumPy allocated (any dtype: the bytes are
-    NumPy's, their type torch's)."""
+    """An uninitialised host tensor whose memory NumPy allocated, kept for later results
+    (``_kept_memory.empty``; any dtype: the bytes are NumPy's, their type torch's)."""
     nbytes = math.prod(shape) * dtype.itemsize
-    return torch.from_numpy(np.empty(nbytes, dtype=np.uint8)).view(dtype).view(shape)
+    return torch.from_numpy(_kept_memory.empty((nbytes,), _BYTES)).view(dtype).view(shape)
 
 
 def _as_signed(value: Any, signed: torch.dtype) -> Any:

@@ -1,0 +1,225 @@
+"""Memory of large host results, kept once every array using it is gone, for the next
+result of its size.
+
+A new page costs more than the work written into it: the kernel maps it and zeroes it on
+first touch. A gather of a [262144, 64] float32 table along its rows takes 9.8 ms into
+memory already touched and 15.7 ms into a new ``np.empty`` (one thread; onnxruntime, whose
+arena keeps its memory, 11.6). glibc's ``malloc`` keeps freed blocks of up to 32 MiB (its
+mmap threshold's ceiling) and hands larger ones back to the kernel at once, so only results
+of :data:`KEPT_MIN_BYTES` or more are taken from here (benchmarks/README.md, "Issue 33:
+large results into kept memory").
+
+A kept result is a view of a *block*: a 1-D uint8 array this module holds. NumPy gives
+every view of an array (and every view of a view) the owner of the memory as its base, and
+a torch tensor made by ``torch.from_numpy`` holds the array it shares, so each array that
+can reach a block's memory holds a reference to the block. A block is free exactly when
+this module's references are its only ones: counted (``sys.getrefcount``), not guessed,
+under one lock, so two threads never take the same block, and nothing runs when an array
+dies.
+
+The most memory kept is one setting, :func:`set_kept_memory`: the blocks held, in use or
+free, never total more. Where it is not set, the environment variable :data:`ENVIRONMENT`
+(read once, on first use) or else :data:`DEFAULT_KEPT_BYTES` gives it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+from typing import Literal
+
+import numpy as np
+
+from .._errors import type_error, value_error
+
+# the environment variable that sets the default
+ENVIRONMENT = "INDEXOPS_KEPT_MEMORY"
+# the most bytes kept where nothing sets it: two results of the benchmarks' 64 MB gather
+# (a loop that rebinds its result makes the next one while the last is alive) and more
+DEFAULT_KEPT_BYTES = 2**28
+# Results of fewer bytes are NumPy's: glibc keeps those (see above), and a block is held
+# while its result lives, however small the result.
+KEPT_MIN_BYTES = 2**25
+# blocks are made in multiples of this (the huge page NumPy asks the kernel for), so
+# results of nearly equal sizes share them
+_BLOCK_BYTES = 2**21
+
+_lock = threading.Lock()
+_blocks: list[np.ndarray] = []  # every block held, oldest first
+_setting: int | None = None  # set_kept_memory's bytes; None: the default
+_default: int | None = None  # the default, read once
+
+
+def _counts(blocks: list[np.ndarray]) -> list[int]:
+    """The references to each block; a free one has :data:`_FREE`."""
+    return [sys.getrefcount(block) for block in blocks]
+
+
+# the count of a block only a list holds, by the same code that counts the blocks held (so
+# whatever references the interpreter itself makes or leaves out are the same)
+_FREE = _counts([np.empty(0, dtype=np.uint8)])[0]
+
+
+def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A new uninitialised C-contiguous array, as ``np.empty``: of :data:`KEPT_MIN_BYTES`
+    or more, in a kept block where one is free or the setting allows a new one."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    block = _block(nbytes) if nbytes >= KEPT_MIN_BYTES and not dtype.hasobject else None
+    if block is None:
+        return np.empty(shape, dtype=dtype)
+    return block[:nbytes].view(dtype).reshape(shape)
+
+
+def copy(x: np.ndarray, order: Literal["K", "C"] = "K") -> np.ndarray:
+    """``np.array(x, order=order, copy=True)``, into kept memory as :func:`empty` where
+    the copy is C-contiguous (``x`` is, or ``order`` is ``"C"``)."""
+    if x.nbytes < KEPT_MIN_BYTES or not (order == "C" or x.flags.c_contiguous):
+        return np.array(x, order=order, copy=True)
+    out = empty(x.shape, x.dtype)
+    np.copyto(out, x)
+    return out
+
+
+def _block(nbytes: int) -> np.ndarray | None:
+    """A free block of ``nbytes`` rounded up to :data:`_BLOCK_BYTES`, else a new one
+    where the blocks held stay within the setting (free blocks of other sizes, oldest
+    first, are let go to make room), else None."""
+    size = -(-nbytes // _BLOCK_BYTES) * _BLOCK_BYTES
+    limit = kept_memory()
+    if size > limit:
+        return None
+    with _lock:
+        free = [count == _FREE for count in _counts(_blocks)]
+        for block, is_free in zip(_blocks, free, strict=True):
+            if is_free and block.nbytes == size:
+                return block  # (this reference makes it busy before the lock is let go)
+        held = sum(block.nbytes for block in _blocks)
+        for at in range(len(_blocks) - 1, -1, -1):
+            if held + size <= limit:
+                break
+            if free[at]:
+                held -= _blocks.pop(at).nbytes
+        if held + size > limit:
+            return None
+        block = np.empty(size, dtype=np.uint8)
+        _blocks.append(block)
+        return block
+
+
+def set_kept_memory(max_bytes: int | None) -> None:
+    """Set how much memory of large host results is kept for later results.
+
+    Parameters
+    ----------
+    max_bytes : int or None
+        The most bytes kept, at least 0 (0: none; every result is NumPy's own memory);
+        ``None`` restores the default: the environment variable ``INDEXOPS_KEPT_MEMORY``
+        where it is set (read once, on first use), else 256 MiB.
+
+    Notes
+    -----
+    A result of 32 MiB or more that the NumPy backend or torch's CPU paths make (a
+    gather's, a scatter's copy of its operand) is written into memory this library keeps:
+    a new page costs the kernel's fault and zeroing, which can take a third of a large
+    gather's time, and glibc hands such blocks back to the kernel when they are freed.
+    Once every array that views a result's memory is gone (the result, its views, torch
+    tensors over it), the memory goes to the next result of its size; no result ever shares
+    memory with another live one. The memory held, in use or free, never totals more than
+    ``max_bytes``: a result that would go beyond it gets memory of its own, and a lower
+    setting lets go of free memory at once. Such a result's ``base`` is the kept block
+    (``result.flags.owndata`` is False; ``resize`` refuses it). The setting is global to
+    the process.
+
+    Examples
+    --------
+    >>> import indexops
+    >>> indexops.set_kept_memory(2**30)
+    >>> indexops.kept_memory()
+    1073741824
+    >>> indexops.set_kept_memory(-1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    indexops.IndexOpsValueError: set_kept_memory: max_bytes=-1 is not allowed: a whole ...
+    >>> indexops.set_kept_memory(None)
+    """
+    global _setting
+    allowed = "a whole number of bytes, at least 0, or None for the default"
+    if max_bytes is not None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+            raise type_error("set_kept_memory", "max_bytes", max_bytes, allowed)
+        if max_bytes < 0:
+            raise value_error("set_kept_memory", "max_bytes", max_bytes, allowed)
+    _setting = max_bytes
+    _let_go(kept_memory())
+
+
+def kept_memory() -> int:
+    """The most bytes of large host results' memory kept for later results.
+
+    Returns
+    -------
+    int
+        The bytes :func:`set_kept_memory` set, else ``INDEXOPS_KEPT_MEMORY``, else
+        256 MiB.
+
+    Examples
+    --------
+    >>> import indexops
+    >>> indexops.kept_memory() >= 0
+    True
+    """
+    return _setting if _setting is not None else _default_bytes()
+
+
+def held_bytes() -> tuple[int, int]:
+    """The bytes of the blocks held, and of those free."""
+    with _lock:
+        free = [count == _FREE for count in _counts(_blocks)]
+        sizes = [block.nbytes for block in _blocks]
+    return sum(sizes), sum(size for size, is_free in zip(sizes, free, strict=True) if is_free)
+
+
+def _let_go(limit: int) -> None:
+    """Let go of free blocks, then of those in use (they are their arrays' until those
+    die), newest first, until the blocks held total at most ``limit``."""
+    with _lock:
+        free = [count == _FREE for count in _counts(_blocks)]
+        _blocks[:] = [block for block, is_free in zip(_blocks, free, strict=True) if not is_free]
+        held = sum(block.nbytes for block in _blocks)
+        while _blocks and held > limit:
+            held -= _blocks.pop().nbytes
+
+
+def _default_bytes() -> int:
+    """The default (read once): the environment variable's, else :data:`DEFAULT_KEPT_BYTES`."""
+    global _default
+    if _default is None:
+        text = os.environ.get(ENVIRONMENT, "").strip()
+        _default = _environment_bytes(text) if text else DEFAULT_KEPT_BYTES
+    return _default
+
+
+def _environment_bytes(text: str) -> int:
+    """The bytes the environment variable gives (a named error for anything else)."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise value_error(
+            "indexops", ENVIRONMENT, text, "a whole number of bytes, at least 0, or unset"
+        )
+    return count
+
+
+def _new_lock() -> None:
+    """A child made by ``fork`` while another thread held the lock would wait for it for
+    ever: it starts with a lock of its own (the blocks are its copies)."""
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock)

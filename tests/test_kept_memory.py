@@ -1,0 +1,344 @@
+"""Memory of large host results kept for later results (``_backends/_kept_memory.py``).
+
+A kept result's memory goes to a later result only once every array that can reach it is
+gone; the blocks held never total more than the setting; many threads never get the same
+block; every entry point that writes a large result into kept memory gives the values it
+gives without. The tests lower the size from which results are kept (and the size blocks
+are rounded to) so that small arrays take the same route as 32 MiB ones.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import ml_dtypes
+import numpy as np
+import pytest
+from helpers import map_in_threads
+
+import indexops
+from indexops import onnx
+from indexops._backends import _host, _kept_memory
+from indexops._testing import without_kernels
+
+SMALL = 4096  # the lowered threshold, and the lowered block size
+
+
+@pytest.fixture
+def kept(monkeypatch):
+    """Results of :data:`SMALL` bytes or more kept, in blocks of :data:`SMALL` bytes,
+    under the default setting; afterwards every block let go."""
+    monkeypatch.setattr(_kept_memory, "KEPT_MIN_BYTES", SMALL)
+    monkeypatch.setattr(_kept_memory, "_BLOCK_BYTES", SMALL)
+    indexops.set_kept_memory(None)
+    yield
+    indexops.set_kept_memory(0)
+    indexops.set_kept_memory(None)
+
+
+def in_a_block(a: np.ndarray) -> bool:
+    """Whether ``a`` views one of the blocks held."""
+    return any(np.shares_memory(a, block) for block in _kept_memory._blocks)
+
+
+def test_memory_of_a_dead_result_goes_to_the_next_of_its_size(kept):
+    first = _kept_memory.empty((1024,), np.dtype(np.float64))
+    address = first.ctypes.data
+    assert in_a_block(first) and first.base is not None
+    assert _kept_memory.held_bytes() == (8192, 0)
+    del first
+    assert _kept_memory.held_bytes() == (8192, 8192)
+    again = _kept_memory.empty((32, 32), np.dtype(np.int64))  # another shape, same size
+    assert again.ctypes.data == address and again.shape == (32, 32)
+    assert again.dtype == np.int64 and again.flags.c_contiguous and again.flags.writeable
+
+
+def test_results_below_the_threshold_and_of_objects_are_numpys(kept):
+    small = _kept_memory.empty((SMALL // 8 - 1,), np.dtype(np.float64))
+    objects = _kept_memory.empty((SMALL,), np.dtype(object))
+    assert small.flags.owndata and objects.flags.owndata
+    assert _kept_memory.held_bytes() == (0, 0)
+
+
+HOLDERS = {
+    "a slice": lambda a: a[3:],
+    "the transpose": lambda a: a.reshape(32, 32).T,
+    "a view of another dtype": lambda a: a.view(np.uint8),
+    "np.asarray": np.asarray,
+    "a memoryview": memoryview,
+    "np.frombuffer of a memoryview": lambda a: np.frombuffer(memoryview(a), dtype=np.int64),
+    "as_strided": lambda a: np.lib.stride_tricks.as_strided(a, shape=(4,), strides=(8,)),
+    "a list holding the array": lambda a: [a],
+}
+
+
+@pytest.mark.parametrize("holder", HOLDERS.values(), ids=HOLDERS.keys())
+def test_memory_any_array_still_reaches_is_never_handed_out(kept, holder):
+    first = _kept_memory.empty((1024,), np.dtype(np.int64))
+    first[...] = np.arange(1024)
+    held = holder(first)
+    del first
+    snapshot = [r.copy() for r in _reachable(held)]
+    second = _kept_memory.empty((1024,), np.dtype(np.int64))
+    second[...] = -1
+    assert not any(np.shares_memory(second, r) for r in _reachable(held))
+    assert _kept_memory.held_bytes() == (16384, 0)
+    for reached, before in zip(_reachable(held), snapshot, strict=True):
+        np.testing.assert_array_equal(reached, before)
+    del held, reached
+    assert _kept_memory.held_bytes() == (16384, 8192)
+
+
+def _reachable(held: object) -> list[np.ndarray]:
+    if isinstance(held, list):
+        return held
+    if isinstance(held, memoryview):
+        return [np.frombuffer(held, dtype=np.uint8)]
+    return [np.asarray(held)]
+
+
+def test_memory_a_torch_tensor_shares_is_never_handed_out(kept):
+    torch = pytest.importorskip("torch")
+    first = _kept_memory.empty((1024,), np.dtype(np.float32))
+    address = first.ctypes.data
+    tensor = torch.from_numpy(first).view(torch.int32).view(32, 32)
+    tensor.fill_(7)
+    del first
+    second = _kept_memory.empty((1024,), np.dtype(np.float32))
+    second[...] = 0
+    assert bool((tensor == 7).all())
+    del tensor
+    assert _kept_memory.empty((1024,), np.dtype(np.float32)).ctypes.data == address
+    assert _kept_memory.held_bytes() == (2 * 4096, 4096)  # (that result died at once)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [np.dtype(">f4"), np.dtype("<i2"), np.dtype(ml_dtypes.bfloat16), np.dtype("f4,i4")],
+    ids=str,
+)
+def test_results_keep_their_dtype_and_byte_order(kept, dtype):
+    result = _kept_memory.empty((2048,), dtype)
+    assert result.dtype == dtype and in_a_block(result)
+    source = np.arange(4096).astype(dtype) if dtype.names is None else np.zeros(1024, dtype)
+    copied = _kept_memory.copy(source)
+    assert copied.dtype == source.dtype and in_a_block(copied)
+    assert copied.tobytes() == source.tobytes()
+
+
+def test_a_copy_keeps_a_layout_other_than_c_unless_asked(kept):
+    fortran = np.asfortranarray(np.arange(4096.0).reshape(64, 64))
+    kept_layout = _kept_memory.copy(fortran)
+    assert kept_layout.flags.f_contiguous and not in_a_block(kept_layout)
+    c_copy = _kept_memory.copy(fortran, order="C")
+    assert c_copy.flags.c_contiguous and in_a_block(c_copy)
+    np.testing.assert_array_equal(c_copy, fortran)
+    np.testing.assert_array_equal(kept_layout, fortran)
+
+
+def test_the_blocks_held_never_total_more_than_the_setting(kept):
+    indexops.set_kept_memory(3 * SMALL)
+    results = [_kept_memory.empty((SMALL // 4,), np.dtype(np.float32)) for _ in range(4)]
+    assert [in_a_block(r) for r in results] == [True, True, True, False]
+    assert results[3].flags.owndata
+    assert _kept_memory.held_bytes() == (3 * SMALL, 0)
+    twice = _kept_memory.empty((SMALL // 2,), np.dtype(np.float32))  # no room: its own
+    assert not in_a_block(twice)
+    del results[:2]
+    # free blocks of another size are let go to make room
+    twice = _kept_memory.empty((SMALL // 2,), np.dtype(np.float32))
+    assert in_a_block(twice) and _kept_memory.held_bytes() == (3 * SMALL, 0)
+    assert _kept_memory.empty((SMALL,), np.dtype(np.float32)).flags.owndata  # above it
+
+
+def test_a_lower_setting_lets_go_at_once_and_results_alive_keep_their_values(kept):
+    alive = _kept_memory.empty((1024,), np.dtype(np.int64))
+    alive[...] = 5
+    dead = _kept_memory.empty((2048,), np.dtype(np.int64))
+    del dead
+    assert _kept_memory.held_bytes() == (3 * 8192, 2 * 8192)
+    indexops.set_kept_memory(0)
+    assert _kept_memory.held_bytes() == (0, 0) and indexops.kept_memory() == 0
+    assert (alive == 5).all()
+    assert _kept_memory.empty((1024,), np.dtype(np.int64)).flags.owndata
+    indexops.set_kept_memory(None)
+    assert indexops.kept_memory() == _kept_memory.DEFAULT_KEPT_BYTES
+
+
+def test_many_threads_never_get_the_same_block(kept):
+    def work(seed: int) -> list[np.ndarray]:
+        alive: list[np.ndarray] = []
+        for step in range(60):
+            size = 1024 * (1 + (seed + step) % 3)
+            result = _kept_memory.empty((size,), np.dtype(np.int64))
+            result[...] = seed * 1000 + step
+            alive = [*alive[-2:], result]
+            for earlier in alive:
+                assert (earlier == earlier[0]).all()
+        return alive
+
+    kept_at_end = [r for rs in map_in_threads(work, range(16), threads=16) for r in rs]
+    for i, a in enumerate(kept_at_end):
+        assert not any(np.shares_memory(a, b) for b in kept_at_end[i + 1 :])
+    held, free = _kept_memory.held_bytes()
+    assert held <= _kept_memory.DEFAULT_KEPT_BYTES and held - free >= 48 * 8192
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "1", True, None.__class__])
+def test_set_kept_memory_names_a_bad_amount(bad):
+    error = ValueError if bad == -1 else TypeError
+    with pytest.raises(error, match=rf"set_kept_memory: max_bytes={bad!r} is not allowed: "):
+        indexops.set_kept_memory(bad)
+    assert indexops.kept_memory() == _kept_memory.DEFAULT_KEPT_BYTES
+
+
+@pytest.mark.parametrize(("text", "answer"), [("0", "0"), (" 1048576 ", "1048576"),
+                                              ("lots", "INDEXOPS_KEPT_MEMORY='lots'")])  # fmt: skip
+def test_the_environment_variable_sets_the_default(text, answer):
+    code = (
+        "import indexops\n"
+        "try:\n print(indexops.kept_memory())\nexcept ValueError as error:\n print(error)"
+    )
+    env = {"INDEXOPS_KEPT_MEMORY": text, "PATH": ""}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert answer in out.stdout, out.stderr
+
+
+# -- through the entry points ------------------------------------------------------------------
+
+
+def kernels_or_skip():
+    kernels = _host.load_kernels()
+    if kernels is None:
+        pytest.skip("numba is not installed (the fast extra)")
+
+
+@pytest.fixture
+def kernels_from_one_element(monkeypatch):
+    monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(_host, "ELEMENT_STEPS_MAX_ELEMENTS", 0)
+
+
+def element_gather_calls(x, idx):
+    rows = np.arange(x.shape[0])[:, None]
+    return {
+        "onnx.gather_elements": lambda: onnx.gather_elements(x, idx, axis=1),
+        "at idiom": lambda: indexops.at(x)[rows, idx].get(),
+    }
+
+
+@pytest.mark.parametrize("entry", ["onnx.gather_elements", "at idiom"])
+def test_element_gathers_write_kept_memory_and_reuse_it(kept, kernels_from_one_element, entry):
+    kernels_or_skip()
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((256, 16)).astype(np.float32)
+    idx = rng.integers(-16, 16, size=(256, 16))
+    expected = np.take_along_axis(x, idx % 16, axis=1)
+    call = element_gather_calls(x, idx)[entry]
+    first = call()
+    assert in_a_block(first)
+    np.testing.assert_array_equal(first, expected)
+    address = first.ctypes.data
+    del first
+    second = call()
+    assert second.ctypes.data == address
+    np.testing.assert_array_equal(second, expected)
+    third = call()  # second alive: memory of its own
+    assert not np.shares_memory(second, third)
+    np.testing.assert_array_equal(third, expected)
+
+
+def test_a_gather_that_raises_leaves_no_block_in_use(kept, kernels_from_one_element):
+    kernels_or_skip()
+    x = np.zeros((256, 16), np.float32)
+    idx = np.zeros((256, 16), np.int64)
+    idx[200, 3] = 16
+    with pytest.raises(indexops.IndexOpsValueError, match="16"):
+        onnx.gather_elements(x, idx, axis=1)
+    held, free = _kept_memory.held_bytes()
+    assert held == free == 16384
+
+
+def test_scatter_copies_of_kept_results_are_other_memory(kept):
+    """A scatter into a copy of a kept result (the result fed back as the next input):
+    the copy is new memory, the input stays as it was, the values are NumPy's."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((128, 16))
+    rows = rng.integers(0, 128, size=(40, 1))
+    updates = rng.standard_normal((40, 16))
+    expected = x.copy()
+    current = x
+    for _ in range(3):
+        before = current.copy()
+        current_next = onnx.scatter_nd(current, rows, updates, reduction="add")
+        np.add.at(expected, rows[:, 0], updates)
+        np.testing.assert_array_equal(current, before)
+        assert not np.shares_memory(current_next, current)
+        assert in_a_block(current_next)
+        current = current_next
+    np.testing.assert_allclose(current, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kernels", ["with kernels", "without kernels"])
+def test_the_numpy_backends_copies_are_kept(kept, kernels):
+    x = np.arange(4096.0).reshape(256, 16)
+    indices = np.array([[3], [3], [250]])
+    updates = np.ones((3, 16))
+    if kernels == "with kernels":
+        kernels_or_skip()
+        result = onnx.scatter_elements(x, np.tile(indices, (1, 16)), updates, reduction="max")
+    else:
+        with without_kernels():
+            result = onnx.scatter_elements(x, np.tile(indices, (1, 16)), updates, reduction="max")
+    expected = x.copy()
+    np.maximum.at(expected, (np.tile(indices, (1, 16)), np.arange(16)), updates)
+    np.testing.assert_array_equal(result, expected)
+    assert in_a_block(result)
+
+
+def test_torch_copies_through_numpy_are_kept(kept, monkeypatch):
+    torch = pytest.importorskip("torch")
+    from indexops._backends import _torch
+
+    monkeypatch.setattr(_torch, "NUMPY_COPY_MIN_BYTES", SMALL)
+    x = torch.arange(4096, dtype=torch.float64).reshape(256, 16)
+    rows = torch.tensor([[5], [9], [5]])
+    updates = torch.ones(3, 16, dtype=torch.float64)
+    results = [onnx.scatter_nd(x, rows, updates, reduction="add") for _ in range(3)]
+    expected = x.index_add(0, rows[:, 0], updates)
+    for result in results:
+        torch.testing.assert_close(result, expected, rtol=0, atol=0)
+    arrays = [r.numpy() for r in results]
+    assert all(in_a_block(a) for a in arrays)
+    assert not any(np.shares_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1 :])
+    assert x.equal(torch.arange(4096, dtype=torch.float64).reshape(256, 16))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+# JAX, where the same process imported it, warns of any fork: its threads' locks may be held
+# there, and the child calls nothing of JAX
+@pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
+def test_a_child_forked_while_the_lock_is_held_keeps_memory(kept):
+    """A fork made while another thread holds the lock: the child's next large result
+    does not wait for a thread it does not have."""
+    _kept_memory._lock.acquire()
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: exits 0 only if the result is made and kept
+            result = _kept_memory.empty((1024,), np.dtype(np.float64))
+            os._exit(0 if in_a_block(result) else 1)
+    finally:
+        _kept_memory._lock.release()
+    for _ in range(300):  # at most 30 s, then the child is stuck
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("the child forked while the lock was held waited for it")
