@@ -232,6 +232,34 @@ def test_element_gather_loops_of_their_own_for_the_last_axis(index_dtype, wrap, 
         np.testing.assert_array_equal(taken, expected)
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("wrap", [False, True])
+def test_a_clip_resumes_at_the_row_where_the_stopping_loop_stopped(monkeypatch, wrap, threads):
+    """A clip runs the loop that stops first, then clips from the row where it stopped:
+    rows before it, the row itself (half written by the stopping loop) and every row
+    after it, in each thread's share, read as NumPy reads the clipped indices."""
+    from indexops._backends import _threads
+
+    monkeypatch.setattr(_threads, "THREAD_MIN_ELEMENTS", 1)
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((40, 7)).astype(np.float32)
+    indices = rng.integers(-7 if wrap else 0, 7, (40, 9))
+    for row, column, value in ((5, 8, 7), (17, 0, -8), (17, 4, 30), (33, 3, -100), (39, 8, 7)):
+        indices[row, column] = value
+    valid = np.where(indices < 0, indices + 7, indices) if wrap else indices
+    expected = np.take_along_axis(x, np.clip(valid, 0, 6), axis=1)
+    indexops.set_host_threads(threads)
+    try:
+        for rows in (slice(0, 40), slice(0, 5), slice(0, 6), slice(6, 40), slice(34, 39)):
+            taken, bad = kernels.take_along_axis(
+                x[rows], indices[rows], 1, wrap=wrap, outside="clip"
+            )
+            assert bad == -1
+            np.testing.assert_array_equal(taken, expected[rows])
+    finally:
+        indexops.set_host_threads(None)
+
+
 @pytest.mark.parametrize("index_dtype", ["int64", "int32", "uint8", "int16"])
 def test_onnx_gather_elements_wraps_and_checks_in_one_pass(ran, index_dtype):
     """ONNX's negative indices wrap inside the kernel (int64 and int32 indices; the
