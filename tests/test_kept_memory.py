@@ -18,6 +18,7 @@ import time
 import ml_dtypes
 import numpy as np
 import pytest
+from array_api_compat import array_namespace
 from helpers import map_in_threads
 
 import indexops
@@ -101,6 +102,7 @@ def _reachable(held: object) -> list[np.ndarray]:
     return [np.asarray(held)]
 
 
+@pytest.mark.backends("torch")
 def test_memory_a_torch_tensor_shares_is_never_handed_out(kept):
     torch = pytest.importorskip("torch")
     first = _kept_memory.empty((1024,), np.dtype(np.float32))
@@ -300,6 +302,7 @@ def test_the_numpy_backends_copies_are_kept(kept, kernels):
     assert in_a_block(result)
 
 
+@pytest.mark.backends("torch")
 def test_torch_copies_through_numpy_are_kept(kept, monkeypatch):
     torch = pytest.importorskip("torch")
     from indexops._backends import _torch
@@ -342,3 +345,108 @@ def test_a_child_forked_while_the_lock_is_held_keeps_memory(kept):
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     pytest.fail("the child forked while the lock was held waited for it")
+
+
+def entry_point_calls(x, rows, updates, idx):
+    """Every public call whose result is a gather's new output or a scatter's copy: its
+    result is in kept memory."""
+    counting = array_namespace(x).arange(x.shape[0])[:, None]
+    return {
+        "onnx.gather_elements": lambda: onnx.gather_elements(x, idx, axis=1),
+        "at idiom get": lambda: indexops.at(x)[counting, idx].get(),
+        "at idiom add": lambda: indexops.at(x)[counting, idx % 16].add(1.0),
+        "at rows add": lambda: indexops.at(x)[rows].add(updates),
+        "at rows set": lambda: indexops.at(x)[rows].set(updates),
+        "at rows max": lambda: indexops.at(x)[rows].max(updates),
+        "at slice set": lambda: indexops.at(x)[8:16].set(1.0),
+        "onnx.scatter_nd": lambda: onnx.scatter_nd(x, rows[:, None], updates, reduction="add"),
+        "onnx.scatter_elements": lambda: onnx.scatter_elements(
+            x, idx % 16, np.ones(x.shape), axis=1, reduction="mul"
+        ),
+        "dynamic_update_slice": lambda: indexops.dynamic_update_slice(x, updates[:4, :4], (3, 3)),
+        "slice_scatter": lambda: indexops.slice_scatter(
+            x, np.ones((128, 16)), start=[0], stop=[256], step=[2], axes=[0]
+        ),
+    }
+
+
+ENTRY_POINTS = list(entry_point_calls(*[np.zeros((1, 1))] * 4))
+
+
+@pytest.fixture
+def entry_arrays():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((256, 16))
+    return (
+        x,
+        rng.integers(0, 256, 40),
+        rng.standard_normal((40, 16)),
+        rng.integers(-16, 16, x.shape),
+    )
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_every_entry_point_writes_kept_memory_with_the_values_it_gives_without(
+    kept, kernels_from_one_element, entry_arrays, entry
+):
+    kernels_or_skip()
+    x = entry_arrays[0]
+    before = x.copy()
+    call = entry_point_calls(*entry_arrays)[entry]
+    indexops.set_kept_memory(0)
+    expected = call()
+    indexops.set_kept_memory(None)
+    results = [call() for _ in range(3)]
+    for result in results:
+        assert in_a_block(result) and not np.shares_memory(result, x)
+        np.testing.assert_array_equal(result, expected)
+    assert not any(np.shares_memory(a, b) for i, a in enumerate(results) for b in results[i + 1 :])
+    np.testing.assert_array_equal(x, before)
+
+
+def test_every_entry_point_from_many_threads(kept, kernels_from_one_element, entry_arrays):
+    """Eight threads call every entry point in turn, keeping their last results: each
+    result is the serial one and no two live results share memory."""
+    kernels_or_skip()
+    calls = entry_point_calls(*entry_arrays)
+    serial = {name: call() for name, call in calls.items()}
+
+    def work(seed: int) -> list[np.ndarray]:
+        alive: list[np.ndarray] = []
+        for step in range(3 * len(calls)):
+            name = ENTRY_POINTS[(seed + step) % len(ENTRY_POINTS)]
+            alive = [*alive[-3:], calls[name]()]
+            np.testing.assert_array_equal(alive[-1], serial[name])
+        return alive
+
+    alive = [r for rs in map_in_threads(work, range(8), threads=8) for r in rs]
+    assert not any(np.shares_memory(a, b) for i, a in enumerate(alive) for b in alive[i + 1 :])
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.parametrize("entry", ["onnx.gather_elements", "at idiom get", "onnx.scatter_nd"])
+def test_torch_cpu_entry_points_write_kept_memory(
+    kept, kernels_from_one_element, entry_arrays, monkeypatch, entry
+):
+    """torch's element gather (the kernel on NumPy views of the tensors) and its copies
+    through NumPy: tensors over kept memory, the values torch gives without it."""
+    torch = pytest.importorskip("torch")
+    from indexops._backends import _torch
+
+    kernels_or_skip()
+    monkeypatch.setattr(_torch, "NUMPY_COPY_MIN_BYTES", SMALL)
+    arrays = [torch.from_numpy(a) for a in entry_arrays]
+    before = arrays[0].clone()
+    call = entry_point_calls(*arrays)[entry]
+    indexops.set_kept_memory(0)
+    expected = call()
+    indexops.set_kept_memory(None)
+    results = [call() for _ in range(3)]
+    for result in results:
+        assert isinstance(result, torch.Tensor) and in_a_block(result.numpy())
+        torch.testing.assert_close(result, expected, rtol=0, atol=0)
+    arrays_out = [r.numpy() for r in results]
+    assert not any(
+        np.shares_memory(a, b) for i, a in enumerate(arrays_out) for b in arrays_out[i + 1 :]
+    )
+    assert arrays[0].equal(before)
