@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import ml_dtypes
@@ -450,3 +451,24 @@ def test_torch_cpu_entry_points_write_kept_memory(
         np.shares_memory(a, b) for i, a in enumerate(arrays_out) for b in arrays_out[i + 1 :]
     )
     assert arrays[0].equal(before)
+
+
+def test_a_result_made_while_this_thread_holds_the_lock_gets_its_own_memory(kept):
+    """A finalizer that the garbage collector runs while the module allocates, and that
+    makes a large result, runs on the thread that holds the lock: its result gets memory
+    of its own at once, rather than a block the interrupted count saw free or a wait for
+    ever; the setting and the report do not wait either."""
+    made: list[np.ndarray] = []
+
+    def inside() -> None:
+        with _kept_memory._held():
+            made.append(_kept_memory.empty((1024,), np.dtype(np.float64)))
+            indexops.set_kept_memory(None)
+            _kept_memory.held_bytes()
+
+    worker = threading.Thread(target=inside, daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "a result made under the lock waited for it"
+    assert made[0].flags.owndata and _kept_memory.held_bytes() == (0, 0)
+    assert in_a_block(_kept_memory.empty((1024,), np.dtype(np.float64)))

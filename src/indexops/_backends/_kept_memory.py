@@ -24,10 +24,12 @@ free, never total more. Where it is not set, the environment variable :data:`ENV
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Literal
 
 import numpy as np
@@ -47,6 +49,7 @@ KEPT_MIN_BYTES = 2**25
 _BLOCK_BYTES = 2**21
 
 _lock = threading.Lock()
+_owner: int | None = None  # the thread that holds the lock
 _blocks: list[np.ndarray] = []  # every block held, oldest first
 _setting: int | None = None  # set_kept_memory's bytes; None: the default
 _default: int | None = None  # the default, read once
@@ -90,7 +93,9 @@ def _block(nbytes: int) -> np.ndarray | None:
     limit = kept_memory()
     if size > limit:
         return None
-    with _lock:
+    with _held() as held_here:
+        if not held_here:
+            return None
         free = [count == _FREE for count in _counts(_blocks)]
         for block, is_free in zip(_blocks, free, strict=True):
             if is_free and block.nbytes == size:
@@ -175,7 +180,7 @@ def kept_memory() -> int:
 
 def held_bytes() -> tuple[int, int]:
     """The bytes of the blocks held, and of those free."""
-    with _lock:
+    with _held():  # (re-entered: a count that may be under way)
         free = [count == _FREE for count in _counts(_blocks)]
         sizes = [block.nbytes for block in _blocks]
     return sum(sizes), sum(size for size, is_free in zip(sizes, free, strict=True) if is_free)
@@ -184,7 +189,9 @@ def held_bytes() -> tuple[int, int]:
 def _let_go(limit: int) -> None:
     """Let go of free blocks, then of those in use (they are their arrays' until those
     die), newest first, until the blocks held total at most ``limit``."""
-    with _lock:
+    with _held() as held_here:
+        if not held_here:
+            return
         free = [count == _FREE for count in _counts(_blocks)]
         _blocks[:] = [block for block, is_free in zip(_blocks, free, strict=True) if not is_free]
         held = sum(block.nbytes for block in _blocks)
@@ -214,11 +221,31 @@ def _environment_bytes(text: str) -> int:
     return count
 
 
+@contextlib.contextmanager
+def _held() -> Iterator[bool]:
+    """The lock, held while the block runs (True); False, not waited for, where this
+    thread holds it already: a finalizer that the garbage collector runs while this
+    module allocates (a list, a block) and that makes a large result itself gets memory
+    of its own, neither a block the interrupted count saw free nor a wait for ever."""
+    global _owner
+    me = threading.get_ident()
+    if _owner == me:
+        yield False
+        return
+    with _lock:
+        _owner = me
+        try:
+            yield True
+        finally:
+            _owner = None
+
+
 def _new_lock() -> None:
     """A child made by ``fork`` while another thread held the lock would wait for it for
     ever: it starts with a lock of its own (the blocks are its copies)."""
-    global _lock
+    global _lock, _owner
     _lock = threading.Lock()
+    _owner = None
 
 
 if hasattr(os, "register_at_fork"):
