@@ -472,3 +472,13 @@ def test_a_result_made_while_this_thread_holds_the_lock_gets_its_own_memory(kept
     assert not worker.is_alive(), "a result made under the lock waited for it"
     assert made[0].flags.owndata and _kept_memory.held_bytes() == (0, 0)
     assert in_a_block(_kept_memory.empty((1024,), np.dtype(np.float64)))
+
+
+def test_free_blocks_of_other_sizes_are_let_go_oldest_first(kept):
+    indexops.set_kept_memory(3 * SMALL)
+    made = [_kept_memory.empty((SMALL // 8,), np.dtype(np.float64)) for _ in range(3)]
+    newest = made[2].ctypes.data
+    del made
+    _kept_memory.empty((SMALL // 4,), np.dtype(np.float64))  # room for it: two let go
+    assert len(_kept_memory._blocks) == 2
+    assert _kept_memory._blocks[0].ctypes.data == newest

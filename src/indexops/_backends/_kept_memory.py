@@ -100,12 +100,13 @@ def _block(nbytes: int) -> np.ndarray | None:
         for block, is_free in zip(_blocks, free, strict=True):
             if is_free and block.nbytes == size:
                 return block  # (this reference makes it busy before the lock is let go)
-        held = sum(block.nbytes for block in _blocks)
-        for at in range(len(_blocks) - 1, -1, -1):
-            if held + size <= limit:
-                break
-            if free[at]:
-                held -= _blocks.pop(at).nbytes
+        held, kept = sum(block.nbytes for block in _blocks), []
+        for block, is_free in zip(_blocks, free, strict=True):
+            if is_free and held + size > limit:  # let go, oldest first
+                held -= block.nbytes
+            else:
+                kept.append(block)
+        _blocks[:] = kept
         if held + size > limit:
             return None
         block = np.empty(size, dtype=np.uint8)
