@@ -482,3 +482,55 @@ def test_free_blocks_of_other_sizes_are_let_go_oldest_first(kept):
     _kept_memory.empty((SMALL // 4,), np.dtype(np.float64))  # room for it: two let go
     assert len(_kept_memory._blocks) == 2
     assert _kept_memory._blocks[0].ctypes.data == newest
+
+
+def test_a_setting_lowered_on_the_thread_that_holds_the_lock_is_kept_by_the_next_result(kept):
+    """A finalizer that lowers the setting while the module holds the lock lets go of
+    nothing then; the next large result lets go of the free blocks beyond it."""
+    dead = _kept_memory.empty((1024,), np.dtype(np.float64))
+    del dead
+    with _kept_memory._held():
+        indexops.set_kept_memory(0)
+    assert _kept_memory.held_bytes() == (8192, 8192)
+    assert _kept_memory.empty((1024,), np.dtype(np.float64)).flags.owndata
+    assert _kept_memory.held_bytes() == (0, 0)
+
+
+def test_a_higher_setting_keeps_the_free_blocks(kept):
+    dead = _kept_memory.empty((1024,), np.dtype(np.float64))
+    address = dead.ctypes.data
+    del dead
+    indexops.set_kept_memory(2 * _kept_memory.DEFAULT_KEPT_BYTES)
+    assert _kept_memory.held_bytes() == (8192, 8192)
+    assert _kept_memory.empty((1024,), np.dtype(np.float64)).ctypes.data == address
+
+
+def test_a_setting_lowered_while_a_call_waits_for_the_lock(kept):
+    """A call that waits for the lock while another thread lowers the setting to 0: once
+    its result is gone, no block stays held, whichever thread took the lock first."""
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with _kept_memory._held():
+            holding.set()
+            release.wait(30)
+
+    made: list[np.ndarray] = []
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holding.wait(30)
+    maker = threading.Thread(
+        target=lambda: made.append(_kept_memory.empty((1024,), np.dtype(np.float64)))
+    )
+    maker.start()
+    time.sleep(0.1)  # the maker waits for the lock
+    setter = threading.Thread(target=indexops.set_kept_memory, args=(0,))
+    setter.start()
+    time.sleep(0.1)  # so does the setter, the setting already 0
+    release.set()
+    for thread in (holder, maker, setter):
+        thread.join(30)
+    assert len(made) == 1
+    del made[:]
+    _kept_memory.empty((1024,), np.dtype(np.float64))  # a result after it: let go of it
+    assert _kept_memory.held_bytes() == (0, 0) and indexops.kept_memory() == 0

@@ -88,30 +88,43 @@ def copy(x: np.ndarray, order: Literal["K", "C"] = "K") -> np.ndarray:
 def _block(nbytes: int) -> np.ndarray | None:
     """A free block of ``nbytes`` rounded up to :data:`_BLOCK_BYTES`, else a new one
     where the blocks held stay within the setting (free blocks of other sizes, oldest
-    first, are let go to make room), else None."""
+    first, are let go to make room), else None. The setting is read under the lock, and
+    free blocks beyond it are let go first (a lower setting made while this thread held
+    the lock let go of none)."""
     size = -(-nbytes // _BLOCK_BYTES) * _BLOCK_BYTES
-    limit = kept_memory()
-    if size > limit:
-        return None
     with _held() as held_here:
         if not held_here:
             return None
-        free = [count == _FREE for count in _counts(_blocks)]
+        limit = kept_memory()
+        _, free = _within(limit)
+        if size > limit:
+            return None
         for block, is_free in zip(_blocks, free, strict=True):
             if is_free and block.nbytes == size:
                 return block  # (this reference makes it busy before the lock is let go)
-        held, kept = sum(block.nbytes for block in _blocks), []
-        for block, is_free in zip(_blocks, free, strict=True):
-            if is_free and held + size > limit:  # let go, oldest first
-                held -= block.nbytes
-            else:
-                kept.append(block)
-        _blocks[:] = kept
+        held, _ = _within(limit - size)
         if held + size > limit:
             return None
         block = np.empty(size, dtype=np.uint8)
         _blocks.append(block)
         return block
+
+
+def _within(room: int) -> tuple[int, list[bool]]:
+    """Let go of free blocks, oldest first, until the blocks held total at most ``room``
+    (or none is free); the total then, and which of the blocks left are free. Called
+    under the lock."""
+    free = [count == _FREE for count in _counts(_blocks)]
+    held = sum(block.nbytes for block in _blocks)
+    kept, kept_free = [], []
+    for block, is_free in zip(_blocks, free, strict=True):
+        if is_free and held > room:
+            held -= block.nbytes
+        else:
+            kept.append(block)
+            kept_free.append(is_free)
+    _blocks[:] = kept
+    return held, kept_free
 
 
 def set_kept_memory(max_bytes: int | None) -> None:
@@ -188,14 +201,14 @@ def held_bytes() -> tuple[int, int]:
 
 
 def _let_go(limit: int) -> None:
-    """Let go of free blocks, then of those in use (they are their arrays' until those
-    die), newest first, until the blocks held total at most ``limit``."""
+    """Let go of free blocks, oldest first, then of those in use (they are their arrays'
+    until those die), newest first, until the blocks held total at most ``limit``. On
+    the thread that holds the lock (a finalizer), nothing: the next result lets go of the
+    free ones."""
     with _held() as held_here:
         if not held_here:
             return
-        free = [count == _FREE for count in _counts(_blocks)]
-        _blocks[:] = [block for block, is_free in zip(_blocks, free, strict=True) if not is_free]
-        held = sum(block.nbytes for block in _blocks)
+        held, _ = _within(limit)
         while _blocks and held > limit:
             held -= _blocks.pop().nbytes
 
