@@ -233,29 +233,43 @@ def test_element_gather_loops_of_their_own_for_the_last_axis(index_dtype, wrap, 
 
 
 @pytest.mark.parametrize("threads", [1, 3])
-@pytest.mark.parametrize("wrap", [False, True])
-def test_a_clip_resumes_at_the_row_where_the_stopping_loop_stopped(monkeypatch, wrap, threads):
-    """A clip runs the loop that stops first, then clips from the row where it stopped:
-    rows before it, the row itself (half written by the stopping loop) and every row
-    after it, in each thread's share, read as NumPy reads the clipped indices."""
+@pytest.mark.parametrize(
+    ("wrap", "outside"), [(False, "clip"), (True, "clip"), (True, "stop"), (True, "fill")]
+)
+def test_faster_loops_first_each_next_one_resuming_where_one_stopped(
+    monkeypatch, wrap, outside, threads
+):
+    """The loop for indices in [0, n) runs first, then (for a clip) the one that stops,
+    each next loop resuming at the row where one stopped: rows before it, the row itself
+    (half written) and every row after it, in each thread's share, read as NumPy reads the
+    indices made valid; where the loop asked for stops, at the first index outside."""
     from indexops._backends import _threads
 
     monkeypatch.setattr(_threads, "THREAD_MIN_ELEMENTS", 1)
     rng = np.random.default_rng(12)
     x = rng.standard_normal((40, 7)).astype(np.float32)
-    indices = rng.integers(-7 if wrap else 0, 7, (40, 9))
-    for row, column, value in ((5, 8, 7), (17, 0, -8), (17, 4, 30), (33, 3, -100), (39, 8, 7)):
+    indices = rng.integers(0, 7, (40, 9))  # the first rows in [0, n)
+    if wrap:
+        for row, column, value in ((12, 2, -1), (12, 8, -7), (25, 0, -3)):
+            indices[row, column] = value
+    outside_at = ((30, 4, 30),) if outside == "stop" else ((5, 8, 7), (17, 4, 30), (33, 3, -100))
+    for row, column, value in outside_at:
         indices[row, column] = value
     valid = np.where(indices < 0, indices + 7, indices) if wrap else indices
+    inside = (valid >= 0) & (valid < 7)
     expected = np.take_along_axis(x, np.clip(valid, 0, 6), axis=1)
+    if outside == "fill":
+        expected = np.where(inside, expected, np.float32(-1.5))
     indexops.set_host_threads(threads)
     try:
-        for rows in (slice(0, 40), slice(0, 5), slice(0, 6), slice(6, 40), slice(34, 39)):
+        for rows in (slice(0, 40), slice(0, 5), slice(0, 13), slice(6, 40), slice(26, 39)):
             taken, bad = kernels.take_along_axis(
-                x[rows], indices[rows], 1, wrap=wrap, outside="clip"
+                x[rows], indices[rows], 1, wrap=wrap, outside=outside, fill=-1.5
             )
-            assert bad == -1
-            np.testing.assert_array_equal(taken, expected[rows])
+            stop = rows.start <= 30 < rows.stop and outside == "stop"
+            assert bad == ((30 - rows.start) * 9 + 4 if stop else -1)
+            done = slice(0, 30 - rows.start) if stop else slice(None)
+            np.testing.assert_array_equal(taken[done], expected[rows][done])
     finally:
         indexops.set_host_threads(None)
 

@@ -1082,14 +1082,19 @@ def take_along_axis(
     written = out.view(bits).reshape(where.shape)
 
     filled = (fill_bits,) if how == FILL else ()
-    # a clip first runs the loop that stops, which indices in range take faster, and
-    # clips from the row where it stopped on (benchmarks/README.md, "Issue 33: large
-    # results into kept memory")
-    stopping = _TAKE_LAST[wrap, STOP] if last is not None and how == CLIP else None
+    # Faster loops first, each stopping at the first index it does not take, the next
+    # resuming from that row: indices in [0, n) (where negative ones would count from the
+    # end), then in range (where the loop asked for clips) take the loops that stop, the
+    # second fastest loops (benchmarks/README.md, "Issue 33: large results into kept memory")
+    first = []
+    if last is not None and wrap:
+        first.append(_TAKE_LAST[False, STOP])
+    if last is not None and how == CLIP:
+        first.append(_TAKE_LAST[wrap, STOP])
 
     def share(lo: int, hi: int) -> int:
-        if stopping is not None:
-            stopped = int(stopping(source, where, written, lo, hi))
+        for loop in first:
+            stopped = int(loop(source, where, written, lo, hi))
             if stopped < 0:
                 return -1
             lo = stopped // count
