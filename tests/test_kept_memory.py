@@ -47,6 +47,11 @@ def in_a_block(a: np.ndarray) -> bool:
     return any(np.shares_memory(a, block) for block in _kept_memory._blocks)
 
 
+def none_shared(arrays) -> bool:
+    """Whether no two of ``arrays`` share memory."""
+    return not any(np.shares_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1 :])
+
+
 def test_memory_of_a_dead_result_goes_to_the_next_of_its_size(kept):
     first = _kept_memory.empty((1024,), np.dtype(np.float64))
     address = first.ctypes.data
@@ -318,7 +323,7 @@ def test_torch_copies_through_numpy_are_kept(kept, monkeypatch):
         torch.testing.assert_close(result, expected, rtol=0, atol=0)
     arrays = [r.numpy() for r in results]
     assert all(in_a_block(a) for a in arrays)
-    assert not any(np.shares_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1 :])
+    assert none_shared(arrays)
     assert x.equal(torch.arange(4096, dtype=torch.float64).reshape(256, 16))
 
 
@@ -371,6 +376,15 @@ def entry_point_calls(x, rows, updates, idx):
     }
 
 
+def nothing_kept_then_kept(call):
+    """``call()`` with nothing kept, then three calls under the default setting, their
+    results all alive."""
+    indexops.set_kept_memory(0)
+    expected = call()
+    indexops.set_kept_memory(None)
+    return expected, [call() for _ in range(3)]
+
+
 ENTRY_POINTS = list(entry_point_calls(*[np.zeros((1, 1))] * 4))
 
 
@@ -394,14 +408,11 @@ def test_every_entry_point_writes_kept_memory_with_the_values_it_gives_without(
     x = entry_arrays[0]
     before = x.copy()
     call = entry_point_calls(*entry_arrays)[entry]
-    indexops.set_kept_memory(0)
-    expected = call()
-    indexops.set_kept_memory(None)
-    results = [call() for _ in range(3)]
+    expected, results = nothing_kept_then_kept(call)
     for result in results:
         assert in_a_block(result) and not np.shares_memory(result, x)
         np.testing.assert_array_equal(result, expected)
-    assert not any(np.shares_memory(a, b) for i, a in enumerate(results) for b in results[i + 1 :])
+    assert none_shared(results)
     np.testing.assert_array_equal(x, before)
 
 
@@ -421,7 +432,7 @@ def test_every_entry_point_from_many_threads(kept, kernels_from_one_element, ent
         return alive
 
     alive = [r for rs in map_in_threads(work, range(8), threads=8) for r in rs]
-    assert not any(np.shares_memory(a, b) for i, a in enumerate(alive) for b in alive[i + 1 :])
+    assert none_shared(alive)
 
 
 @pytest.mark.backends("torch")
@@ -439,17 +450,12 @@ def test_torch_cpu_entry_points_write_kept_memory(
     arrays = [torch.from_numpy(a) for a in entry_arrays]
     before = arrays[0].clone()
     call = entry_point_calls(*arrays)[entry]
-    indexops.set_kept_memory(0)
-    expected = call()
-    indexops.set_kept_memory(None)
-    results = [call() for _ in range(3)]
+    expected, results = nothing_kept_then_kept(call)
     for result in results:
         assert isinstance(result, torch.Tensor) and in_a_block(result.numpy())
         torch.testing.assert_close(result, expected, rtol=0, atol=0)
     arrays_out = [r.numpy() for r in results]
-    assert not any(
-        np.shares_memory(a, b) for i, a in enumerate(arrays_out) for b in arrays_out[i + 1 :]
-    )
+    assert none_shared(arrays_out)
     assert arrays[0].equal(before)
 
 
