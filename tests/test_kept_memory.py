@@ -9,6 +9,7 @@ are rounded to) so that small arrays take the same route as 32 MiB ones.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -540,3 +541,62 @@ def test_a_setting_lowered_while_a_call_waits_for_the_lock(kept):
     del made[:]
     _kept_memory.empty((1024,), np.dtype(np.float64))  # a result after it: let go of it
     assert _kept_memory.held_bytes() == (0, 0) and indexops.kept_memory() == 0
+
+
+@pytest.mark.parametrize("mode", ["raise", "clip"])
+def test_rows_taken_into_kept_memory_read_as_numpys_take(kept, mode):
+    """A large row take: ``clip`` straight into kept memory; ``raise`` (where NumPy would
+    buffer the output) finds the rows in ``[-n, n)`` first and reads them by ``wrap``,
+    negative ones from the end; a row outside raises NumPy's error and holds no block."""
+    rng = np.random.default_rng(3)
+    table = rng.standard_normal((50, 16))
+    rows = rng.integers(-50, 50, 64)
+    taken = _kept_memory.take_rows(table, rows, mode)
+    assert in_a_block(taken)
+    np.testing.assert_array_equal(taken, table.take(rows, axis=0, mode=mode))
+    outside = rows.copy()
+    outside[40] = 50 if mode == "raise" else 1000
+    if mode == "raise":
+        with pytest.raises(IndexError, match="out of bounds"):
+            _kept_memory.take_rows(table, outside, mode)
+    else:
+        np.testing.assert_array_equal(
+            _kept_memory.take_rows(table, outside, mode), table.take(outside, axis=0, mode="clip")
+        )
+    del taken
+    held, free = _kept_memory.held_bytes()
+    assert held == free
+
+
+@pytest.mark.backends("torch")
+@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
+def test_torch_row_gathers_on_one_thread_write_kept_memory(kept, monkeypatch, mode):
+    """torch's large row gather on one thread (NumPy's take on the tensors' memory):
+    into kept memory, the rows ``index_select`` reads; a row outside under the promise
+    is the library's error, nothing left in use."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        table = torch.randn(300, 16, dtype=torch.float64)
+        rows = torch.randint(0, 300, (2500,))
+        call = functools.partial(
+            indexops.gather, table, offset_dims=(1,), collapsed_slice_dims=(0,),
+            start_index_map=(0,), index_vector_dim=1, slice_sizes=(1, 16), mode=mode,
+        )  # fmt: skip
+        expected, results = nothing_kept_then_kept(lambda: call(rows[:, None]))
+        torch.testing.assert_close(expected, table.index_select(0, rows), rtol=0, atol=0)
+        for result in results:
+            assert in_a_block(result.numpy())
+            torch.testing.assert_close(result, expected, rtol=0, atol=0)
+        assert none_shared([r.numpy() for r in results])
+        if mode == "promise_in_bounds":
+            outside = rows.clone()
+            outside[7] = 300
+            with pytest.raises(IndexError):
+                call(outside[:, None])
+    finally:
+        torch.set_num_threads(threads)
+    del results, result
+    held, free = _kept_memory.held_bytes()
+    assert held == free

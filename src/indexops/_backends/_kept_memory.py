@@ -85,6 +85,24 @@ def copy(x: np.ndarray, order: Literal["K", "C"] = "K") -> np.ndarray:
     return out
 
 
+def take_rows(table: np.ndarray, rows: np.ndarray, mode: Literal["raise", "clip"]) -> np.ndarray:
+    """``table.take(rows, axis=0, mode=mode)``, a result of :data:`KEPT_MIN_BYTES` or
+    more into kept memory. NumPy buffers an ``out`` where a row outside would raise (a
+    second copy), so there the rows are first found in ``[-n, n)`` (one pass over them)
+    and taken with ``mode="wrap"``, which reads the same rows; a row outside raises, as
+    NumPy's own take does."""
+    n = table.shape[0]
+    shape = (*rows.shape, *table.shape[1:])
+    small = math.prod(shape) * table.dtype.itemsize < KEPT_MIN_BYTES
+    if small or n == 0 or table.dtype.hasobject:
+        return table.take(rows, axis=0, mode=mode)
+    if mode == "raise":
+        if rows.size and not (-n <= rows.min() and rows.max() < n):
+            return table.take(rows, axis=0)  # (raises)
+        return table.take(rows, axis=0, mode="wrap", out=empty(shape, table.dtype))
+    return table.take(rows, axis=0, mode=mode, out=empty(shape, table.dtype))
+
+
 def _block(nbytes: int) -> np.ndarray | None:
     """A free block of ``nbytes`` rounded up to :data:`_BLOCK_BYTES`, else a new one
     where the blocks held stay within the setting (free blocks of other sizes, oldest
