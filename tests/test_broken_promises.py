@@ -263,7 +263,8 @@ def spy_torch(routes: collections.Counter[str]) -> None:
 
     spy_rows(routes)
     spy(_torch, "count_distinct", routes, lambda *a: "count_distinct")
-    _torch.np = types.SimpleNamespace(**vars(np))  # its own take to spy on
+    # its own row take to spy on (NumPy's take on the tensors' memory, kept memory's)
+    _torch._kept_memory = types.SimpleNamespace(**vars(_torch._kept_memory))
     for method, route in [
         ("index_add_", "index_add_"),
         ("scatter_reduce_", "scatter_reduce_"),
@@ -274,7 +275,7 @@ def spy_torch(routes: collections.Counter[str]) -> None:
     ]:
         spy(torch.Tensor, method, routes, lambda *a, route=route, **k: route)
     spy(torch, "gather", routes, lambda *a, **k: "gather")
-    spy(_torch.np, "take", routes, lambda *a, **k: "NumPy take")
+    spy(_torch._kept_memory, "take_rows", routes, lambda *a, **k: "NumPy take")
     spy(_torch.TorchBackend, "take_rows_checked", routes, lambda *a: "checked take")
     spy_element_steps(_torch.TorchBackend, routes)
 

@@ -534,6 +534,11 @@ class Backend:
         Here: the method itself."""
         return self.take_rows_clipped
 
+    def row_take(self, elements: int) -> Callable[[Array, Array], Array]:
+        """:meth:`take_rows` for one executor, whose takes read ``elements`` elements.
+        Here: the method itself."""
+        return self.take_rows
+
     def takes_elements(self, count: int) -> bool:
         """Whether :meth:`take_elements` takes index tuples that select ``count``
         elements: a fact of a lowering's signature. Here: never."""

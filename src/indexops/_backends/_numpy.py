@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -174,6 +175,21 @@ class NumpyBackend(HostKernels):
         # take clips as it reads: as fast as take, where a clip first costs 3-24 % (and
         # 2 us of the 5 of an 8-row gather)
         return table.take(rows, axis=0, mode="clip")  # (the method: np.take wraps it)
+
+    # An executor whose takes may make a result of kept memory's size (elements of up to
+    # 16 bytes) takes rows through _kept_memory.take_rows, which tests each call's size:
+    # 0.2-0.6 us that small calls do not pay (benchmarks/README.md, "Issue 33: large
+    # results into kept memory")
+
+    def clipped_row_take(self, elements: int) -> Callable[[Array, Array], Array]:
+        if elements < _kept_memory.KEPT_MIN_BYTES // 16:
+            return self.take_rows_clipped
+        return functools.partial(_kept_memory.take_rows, mode="clip")
+
+    def row_take(self, elements: int) -> Callable[[Array, Array], Array]:
+        if elements < _kept_memory.KEPT_MIN_BYTES // 16:
+            return self.take_rows
+        return functools.partial(_kept_memory.take_rows, mode="raise")
 
     def element_combines(self, count: int) -> frozenset[Named | None]:
         """Where :meth:`takes_elements`: replace, min and max (the kernels' pass gives

@@ -285,7 +285,9 @@ def _prepare(
     ):
         elements = plan.row_count * plan.rows_shape[1]
         take = (
-            backend.clipped_row_take(elements) if parsed is GatherMode.CLIP else backend.take_rows
+            backend.clipped_row_take(elements)
+            if parsed is GatherMode.CLIP
+            else backend.row_take(elements)
         )
         run: Executor = functools.partial(_take_rows, backend, plan, take)
         # operand[rows] of a 2-D operand, the commonest gather: no reshape, cast or
