@@ -374,6 +374,7 @@ def entry_point_calls(x, rows, updates, idx):
             x, rows[:37, None], **ROW_GATHER, mode="promise_in_bounds"
         ),
         "onnx.gather": lambda: onnx.gather(x, rows[:37], axis=0),
+        "at rows get": lambda: indexops.at(x)[rows[:33]].get(),
         "at rows add": lambda: indexops.at(x)[rows].add(updates),
         "at rows set": lambda: indexops.at(x)[rows].set(updates),
         "at rows max": lambda: indexops.at(x)[rows].max(updates),

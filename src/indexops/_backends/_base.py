@@ -539,6 +539,11 @@ class Backend:
         Here: the method itself."""
         return self.take_rows
 
+    def checked_row_take(self, elements: int) -> Callable[..., Array | None] | None:
+        """:meth:`take_rows_checked` for one signature, whose reads take ``elements``
+        elements, where it differs from the method (``None``: the method). Here: None."""
+        return None
+
     def takes_elements(self, count: int) -> bool:
         """Whether :meth:`take_elements` takes index tuples that select ``count``
         elements: a fact of a lowering's signature. Here: never."""

@@ -866,6 +866,7 @@ class _Lowering:
         "arrays",
         "backend",
         "basic",
+        "checked_take",
         "core",
         "element_combines",
         "elements",
@@ -913,6 +914,9 @@ class _Lowering:
         # may raise slowly: torch's) read the values on the host first; set once a read
         # took nothing (an entry outside), so a signature pays that raise once
         self.values_first = False
+        # the backend's checked read of x[rows] for reads of this size where it is not
+        # take_rows_checked itself (NumPy's of large ones: into kept memory)
+        self.checked_take = backend.checked_row_take(math.prod(plan.result_shape))
         # the core op's executor per call options (mode, combiner, ...), for a kept
         # lowering: its signature pins the types, shapes, dtypes and devices of the core
         # call's arrays, so the core's own signature and validation are skipped
@@ -1019,7 +1023,11 @@ def _read_rows(lowering: _Lowering, x: Array, rows: Array) -> Array | None:
     rows (benchmarks/README.md, "Issue 35: a repeated `get` of one array of rows, at
     several sizes")."""
     backend = lowering.backend
-    taken = backend.take_rows_checked(x, rows, lowering.values_first)
+    take = lowering.checked_take
+    if take is None:
+        taken = backend.take_rows_checked(x, rows, lowering.values_first)
+    else:
+        taken = take(x, rows, lowering.values_first)
     if taken is not None:
         return taken
     _took_nothing(lowering, rows)
