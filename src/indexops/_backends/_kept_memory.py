@@ -85,6 +85,13 @@ def copy(x: np.ndarray, order: Literal["K", "C"] = "K") -> np.ndarray:
     return out
 
 
+def may_keep(elements: int) -> bool:
+    """Whether a result of ``elements`` elements may be of :data:`KEPT_MIN_BYTES` or more
+    (elements of up to 16 bytes): what a signature's takes ask once, so that small calls
+    pay no test of their size."""
+    return elements >= KEPT_MIN_BYTES // 16
+
+
 def take_rows(table: np.ndarray, rows: np.ndarray, mode: Literal["raise", "clip"]) -> np.ndarray:
     """``table.take(rows, axis=0, mode=mode)``, a result of :data:`KEPT_MIN_BYTES` or
     more into kept memory. NumPy buffers an ``out`` where a row outside would raise (a

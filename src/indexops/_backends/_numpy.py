@@ -7,7 +7,7 @@ import math
 import sys
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -176,23 +176,22 @@ class NumpyBackend(HostKernels):
         # 2 us of the 5 of an 8-row gather)
         return table.take(rows, axis=0, mode="clip")  # (the method: np.take wraps it)
 
-    # An executor whose takes may make a result of kept memory's size (elements of up to
-    # 16 bytes) takes rows through _kept_memory.take_rows, which tests each call's size:
-    # 0.2-0.6 us that small calls do not pay (benchmarks/README.md, "Issue 33: large
-    # results into kept memory")
+    # A signature whose takes may make a result of kept memory's size takes rows through
+    # _kept_memory.take_rows, which tests each call's size: 0.2-0.6 us that small calls
+    # do not pay (benchmarks/README.md, "Issue 33: large results into kept memory")
 
     def clipped_row_take(self, elements: int) -> Callable[[Array, Array], Array]:
-        if elements < _kept_memory.KEPT_MIN_BYTES // 16:
+        if not _kept_memory.may_keep(elements):
             return self.take_rows_clipped
         return functools.partial(_kept_memory.take_rows, mode="clip")
 
     def row_take(self, elements: int) -> Callable[[Array, Array], Array]:
-        if elements < _kept_memory.KEPT_MIN_BYTES // 16:
+        if not _kept_memory.may_keep(elements):
             return self.take_rows
         return functools.partial(_kept_memory.take_rows, mode="raise")
 
     def checked_row_take(self, elements: int) -> Callable[..., Array | None] | None:
-        if elements < _kept_memory.KEPT_MIN_BYTES // 16:
+        if not _kept_memory.may_keep(elements):
             return None
         return functools.partial(self.take_rows_checked, take=_kept_memory.take_rows)
 
@@ -240,7 +239,11 @@ class NumpyBackend(HostKernels):
         return out
 
     def take_rows_checked(
-        self, x: Array, rows: Array, values_first: bool = False, take: Any = None
+        self,
+        x: Array,
+        rows: Array,
+        values_first: bool = False,
+        take: Callable[[Array, Array, Literal["raise"]], Array] | None = None,
     ) -> Array | None:
         # take raises for a row outside, in one pass, at once: 0.26 us for 8 rows of 16, where
         # x[rows] takes 1.0 and a list read of the rows 0.55; the raise is a branch on

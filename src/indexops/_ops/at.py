@@ -916,7 +916,7 @@ class _Lowering:
         self.values_first = False
         # the backend's checked read of x[rows] for reads of this size where it is not
         # take_rows_checked itself (NumPy's of large ones: into kept memory)
-        self.checked_take = backend.checked_row_take(math.prod(plan.result_shape))
+        self.checked_take = backend.checked_row_take(plan.result_size)
         # the core op's executor per call options (mode, combiner, ...), for a kept
         # lowering: its signature pins the types, shapes, dtypes and devices of the core
         # call's arrays, so the core's own signature and validation are skipped
