@@ -5,7 +5,8 @@ expression and the one library pass that any composition of the library's calls 
 make.
 
 ``python -m benchmarks.onnx_floors [--size 1/16,1/4,1] [--rounds 11] [--only TEXT]
-[--host-threads N]`` (a few minutes on 2 cores, onnxruntime required) prints, per
+[--host-threads N] [--no-streaming]`` (a few minutes on 2 cores, onnxruntime required)
+prints, per
 workload, library and size, the median time of onnxruntime (one thread) and of each form,
 each over onnxruntime and over the native expression, all sampled alternately in one process
 (:mod:`.interleaved`). The forms:
@@ -26,7 +27,9 @@ each over onnxruntime and over the native expression, all sampled alternately in
 
 torch runs on one thread, as in the runner, and the compiled kernels on ``--host-threads``
 (default 1, as onnxruntime; ``0`` leaves the library's default, which splits a large
-element gather between every core: :func:`indexops.set_host_threads`).
+element gather between every core: :func:`indexops.set_host_threads`). ``--no-streaming``
+stores every element gather's result through the cache (``_kernels.STREAM_MIN_BYTES``
+out of reach: the kernels before "Issue 33: large gathers streamed past the cache").
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import torch
 
 import indexops
 from indexops import onnx
+from indexops._backends import _host
 from indexops._testing import without_kernels
 
 from . import onnx_peer
@@ -350,7 +354,13 @@ def main() -> None:
     parser.add_argument(
         "--host-threads", type=int, default=1, help="the kernels' threads (0: the default)"
     )
+    parser.add_argument(
+        "--no-streaming", action="store_true", help="no element gather streams its result"
+    )
     args = parser.parse_args()
+    kernels = _host.load_kernels()
+    if args.no_streaming and kernels is not None:
+        kernels.STREAM_MIN_BYTES = 2**62
     torch.set_num_threads(1)
     indexops.set_host_threads(args.host_threads or None)
     sizes = [Fraction(size) for size in args.size.split(",")]

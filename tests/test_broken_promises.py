@@ -89,12 +89,14 @@ ROUTES = {
     ),
     # where numba is installed
     "numpy kernels": (
-        "compiled rows", "compiled element gather", "compiled on threads",
+        "compiled rows", "compiled element gather", "compiled element gather streamed",
+        "compiled on threads",
         "compiled index tuples", "compiled element scatter", "compiled rows unchecked",
         "compiled rows copied whole",
     ),
     "torch kernels": (
-        "compiled rows", "compiled element gather", "compiled on threads",
+        "compiled rows", "compiled element gather", "compiled element gather streamed",
+        "compiled on threads",
         "compiled index tuples", "compiled element scatter", "compiled rows unchecked",
         "compiled rows copied whole",
     ),
@@ -300,6 +302,7 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
     _host.KERNEL_MIN_ELEMENTS, _host.ELEMENT_STEPS_MAX_ELEMENTS = 0, 0  # (kernels only)
     _threads.THREAD_MIN_ELEMENTS = 2**8  # the second of KERNEL_SHAPES: few calls to split
     compiled.COPY_ROW_MIN_BYTES, compiled.COPY_TABLE_MIN_BYTES = 512, 0  # the third's rows
+    compiled.STREAM_MIN_BYTES = 2**10  # the second shape's element gathers stream
     indexops.set_host_threads(2)
     copied_whole = compiled._copied_whole
 
@@ -336,6 +339,9 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
             result = run(*args, **kwargs)
             if result is not None:  # else it declined the arrays
                 routes[route] += 1
+                if route == "compiled element gather":
+                    streamed = result[0].nbytes >= compiled.STREAM_MIN_BYTES
+                    routes["compiled element gather streamed"] += streamed
             return result
 
         setattr(owner, name, spied)

@@ -14,6 +14,7 @@ over from are tested without them in tests/test_host_fast_paths.py.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import os
 import subprocess
 import sys
@@ -199,15 +200,27 @@ def test_element_gather_kernel(ran, mode, dtype):
     assert ran[:1] == (["take_along_axis"] if dtype.itemsize <= 8 and not dtype.hasobject else [])
 
 
+@pytest.fixture(params=[False, True], ids=["stored", "streamed"])
+def streamed(request, monkeypatch):
+    """Whether the element gathers write their results by non-temporal stores: from the
+    first byte on, or (as small results are) not at all."""
+    if request.param:
+        monkeypatch.setattr(kernels, "STREAM_MIN_BYTES", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
 @pytest.mark.parametrize("wrap", [False, True])
 @pytest.mark.parametrize("outside", ["stop", "clip", "fill"])
 @pytest.mark.parametrize("axis", [1, 0])
-def test_element_gather_loops_of_their_own_for_the_last_axis(index_dtype, wrap, outside, axis):
-    """The last axis's loops of their own (and the general loop, along axis 0): each
-    index read, counted from the end, clipped or filled, as NumPy's ``take_along_axis``
-    of the indices made valid first; where ``outside`` stops, the position of the one
-    index outside reported, at either end, a negative one too."""
+def test_element_gather_loops_of_their_own_for_the_last_axis(
+    index_dtype, wrap, outside, axis, streamed
+):
+    """The last axis's loops of their own (and the general loop, along axis 0), their
+    results stored or streamed past the cache: each index read, counted from the end,
+    clipped or filled, as NumPy's ``take_along_axis`` of the indices made valid first;
+    where ``outside`` stops, the position of the one index outside reported, at either
+    end, a negative one too."""
     rng = np.random.default_rng(11)
     x = rng.standard_normal((5, 7)).astype(np.float32)
     n = x.shape[axis]
@@ -237,12 +250,13 @@ def test_element_gather_loops_of_their_own_for_the_last_axis(index_dtype, wrap, 
     ("wrap", "outside"), [(False, "clip"), (True, "clip"), (True, "stop"), (True, "fill")]
 )
 def test_faster_loops_first_each_next_one_resuming_where_one_stopped(
-    monkeypatch, wrap, outside, threads
+    monkeypatch, wrap, outside, threads, streamed
 ):
     """The loop for indices in [0, n) runs first, then (for a clip) the one that stops,
     each next loop resuming at the row where one stopped: rows before it, the row itself
-    (half written) and every row after it, in each thread's share, read as NumPy reads the
-    indices made valid; where the loop asked for stops, at the first index outside."""
+    (half written) and every row after it, in each thread's share (stored or streamed),
+    read as NumPy reads the indices made valid; where the loop asked for stops, at the
+    first index outside."""
     from indexops._backends import _threads
 
     monkeypatch.setattr(_threads, "THREAD_MIN_ELEMENTS", 1)
@@ -270,6 +284,134 @@ def test_faster_loops_first_each_next_one_resuming_where_one_stopped(
             assert bad == ((30 - rows.start) * 9 + 4 if stop else -1)
             done = slice(0, 30 - rows.start) if stop else slice(None)
             np.testing.assert_array_equal(taken[done], expected[rows][done])
+    finally:
+        indexops.set_host_threads(None)
+
+
+@pytest.mark.parametrize("bits", ["u1", "u2", "u4", "u8"])
+@pytest.mark.parametrize("inner", [0, 1, 3])
+def test_streamed_stores_write_what_plain_stores_write(bits, inner):
+    """Each element gather loop (those of the last axis, ``inner`` 0; the general one,
+    with ``inner`` elements after the axis), on every element size it moves: the same
+    bits and the same stop streamed past the cache as stored, an index outside stopping
+    the loop midway with what came before it written."""
+    rng = np.random.default_rng(31)
+    dtype = np.dtype(bits)
+    x = rng.integers(0, np.iinfo(dtype).max, (6, 5, max(inner, 1)), dtype=dtype)
+    indices = rng.integers(-5, 5, (6, 4, max(inner, 1)))  # (in [0, n) in the first
+    indices[:3] = rng.integers(0, 5, (3, 4, max(inner, 1)))  # rows: every loop reads them)
+    stopping = indices.copy()
+    stopping[3, 2, 0] = 5  # outside [-5, 5): the loops that stop stop there
+    fill = np.full(1, 9, dtype=dtype)
+    if inner:
+        loops = [
+            (functools.partial(kernels._take_along, wrap=wrap, outside=how, fill=fill), True)
+            for wrap in (False, True)
+            for how in (kernels.CLIP, kernels.FILL, kernels.STOP)
+        ]
+    else:
+        loops = [
+            (functools.partial(loop, fill=fill) if how == kernels.FILL else loop, False)
+            for (_, how), loop in kernels._TAKE_LAST.items()
+        ]
+        x, indices, stopping = x[..., 0], indices[..., 0], stopping[..., 0]
+    for loop, general in loops:
+        for where in (indices, stopping):
+            written = []
+            for streaming in (False, True):
+                out = np.zeros(where.shape, dtype=dtype)
+                if general:
+                    stop = loop(x, where, out, lo=0, hi=6, streaming=streaming)
+                else:
+                    stop = loop(x, where, out, 0, 6, streaming)
+                written.append((stop, out))
+            (stored_stop, stored), (streamed_stop, streamed_out) = written
+            assert streamed_stop == stored_stop
+            assert_bits_equal(streamed_out, stored)
+            assert stored[:3].any()  # (written before any stop)
+
+
+@pytest.mark.parametrize(
+    "library", ["numpy", pytest.param("torch", marks=pytest.mark.backends("torch"))]
+)
+def test_element_gathers_stream_from_their_size_through_every_entry_point(monkeypatch, library):
+    """A result of :data:`STREAM_MIN_BYTES` or more is streamed, a smaller one stored,
+    through ``indexops.onnx``, ``at``'s ``take_along_axis`` idiom and the core gather:
+    each result NumPy's ``take_along_axis`` of the indices counted from the end (a
+    full-size call at the bound; the others, small, at a bound made small)."""
+    monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(_host, "ELEMENT_STEPS_MAX_ELEMENTS", 0)
+    streamed: list[bool] = []
+
+    def spied(key):
+        loop = kernels._TAKE_LAST[key]
+
+        def spy(*args):
+            streamed.append(args[5])
+            return loop(*args)
+
+        monkeypatch.setitem(kernels._TAKE_LAST, key, spy)
+
+    spied((False, kernels.STOP))  # (every call starts with it)
+    convert, back = (lambda a: a), np.asarray
+    if library == "torch":
+        import torch
+
+        convert, back = torch.from_numpy, lambda t: t.numpy()
+    rng = np.random.default_rng(32)
+
+    def forms(rows, columns, low):
+        x = rng.standard_normal((rows, columns)).astype(np.float32)
+        idx = rng.integers(low, columns, (rows, columns))
+        counting = np.arange(rows)[:, None]
+        expected = np.take_along_axis(x, idx % columns, axis=1)
+        t, t_idx, t_counting = convert(x), convert(idx), convert(counting)
+        return expected, (
+            lambda: onnx.gather_elements(t, t_idx, axis=1),
+            lambda: indexops.at(t)[t_counting, t_idx].get(),
+            lambda: indexops.gather(t, t_idx[..., None], **ELEMENT_GATHER),
+        )
+
+    rows = kernels.STREAM_MIN_BYTES // (4 * 64)  # float32 rows of 64: the bound
+    for size, streams in ((rows, True), (rows - 1, False)):
+        expected, (gather_elements, *_) = forms(size, 64, -64)
+        streamed.clear()
+        np.testing.assert_array_equal(back(gather_elements()), expected)
+        assert set(streamed) == {streams}  # (a call per thread's share)
+    monkeypatch.setattr(kernels, "STREAM_MIN_BYTES", 4 * 24 * 7)
+    for size, streams in ((24, True), (23, False)):
+        for low in (-7, 0):
+            expected, calls = forms(size, 7, low)
+            for call in calls[: 3 if low == 0 else 2]:  # (the core form counts from 0)
+                streamed.clear()
+                np.testing.assert_array_equal(back(call()), expected)
+                assert set(streamed) == {streams}
+
+
+def test_streamed_gathers_from_many_threads_on_split_kernels(monkeypatch):
+    """Eight Python threads each running streamed element gathers, every call split
+    between three of the kernels' threads: each result bit for bit one thread's stored
+    one (the stores each thread streamed are fenced before its share ends)."""
+    from indexops._backends import _threads
+
+    monkeypatch.setattr(_threads, "THREAD_MIN_ELEMENTS", 1)
+    monkeypatch.setattr(kernels, "STREAM_MIN_BYTES", 0)
+    rng = np.random.default_rng(33)
+    cases = []
+    for seed in range(8):
+        x = rng.standard_normal((97 + seed, 33))
+        idx = rng.integers(-33, 33, (97 + seed, 33))
+        cases.append((x, idx, np.take_along_axis(x, idx % 33, axis=1)))
+    indexops.set_host_threads(3)
+    try:
+
+        def gather_all(case):
+            x, idx, expected = case
+            for _ in range(20):
+                assert_bits_equal(onnx.gather_elements(x, idx, axis=1), expected)
+            return True
+
+        assert all(map_in_threads(gather_all, cases, threads=8))
     finally:
         indexops.set_host_threads(None)
 

@@ -25,7 +25,8 @@ thread (``_threads.run_parts``; a row write only where the count is set:
 ``_threads.threads_for``), each thread applying the updates of its own targets in input
 order, so the result is bit-identical to one thread's. A row write checks every
 row against the whole table before it looks at its owner, so every thread stops at the
-same first row outside.
+same first row outside. The element gather writes a large result by non-temporal stores
+(:data:`STREAM_MIN_BYTES`), which each share fences before it returns.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba.core import cgutils
 from numba.core import types as numba_types
 from numba.extending import intrinsic
@@ -182,6 +184,75 @@ def _copy_row(typingctx: Any, table: Any, row: Any, values: Any, k: Any) -> Any:
         return context.get_dummy_value()
 
     return signature, codegen
+
+
+# A gather writes a result of this many bytes or more by non-temporal stores
+# (:func:`_stream`): each line goes to memory without the read of it into the cache that
+# a store makes first. Results this large are kept memory's blocks (_kept_memory), whose
+# pages were written before and are long out of the cache: streamed, the gathers took
+# 0.83-0.94 of their time at 32 and 64 MiB (0.86-0.95 with a read of the result after
+# them). Smaller results gained in interleaved runs too, but they come from malloc, whose
+# new pages the kernel zeroes through the cache: in runs of one form per process,
+# streaming into those cost 1.22x at 4 MiB and 1.03-1.04x at 16 MiB (benchmarks/README.md,
+# "Issue 33: large gathers streamed past the cache").
+STREAM_MIN_BYTES = 2**25
+
+
+@intrinsic
+def _stream(typingctx: Any, out: Any, at: Any, value: Any) -> Any:
+    """``out[at] = value`` (``at``: a tuple of indices, in range) by a non-temporal store
+    (x86's ``movnti`` for elements of 4 and 8 bytes; other sizes, and targets without one,
+    get a plain store). Other threads see such stores in order only after
+    :func:`_fence`."""
+    signature = numba_types.void(out, at, value)
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        out_type, at_type, value_type = sig.args
+        array = context.make_array(out_type)(context, builder, args[0])
+        indices = [
+            context.cast(builder, k, k_type, numba_types.intp)
+            for k, k_type in zip(cgutils.unpack_tuple(builder, args[1]), at_type, strict=True)
+        ]
+        place = cgutils.get_item_pointer(
+            context, builder, out_type, array, indices, wraparound=False
+        )
+        element = context.cast(builder, args[2], value_type, out_type.dtype)
+        stored = builder.store(context.get_value_as_data(builder, out_type.dtype, element), place)
+        once = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+        stored.set_metadata("nontemporal", once)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@intrinsic
+def _fence(typingctx: Any) -> Any:
+    """A full memory fence: every store before it, non-temporal ones too, is seen by
+    every thread before any access after it."""
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return numba_types.void(), codegen
+
+
+@_inline
+def _write(out: Array, at: Any, value: Any, streaming: bool) -> None:
+    """``out[at] = value``, streamed past the cache where ``streaming``."""
+    if streaming:
+        _stream(out, at, value)  # type: ignore[call-arg]  # (numba passes typingctx)
+    else:
+        out[at] = value
+
+
+@_inline
+def _ended(found: int, streaming: bool) -> int:
+    """What a loop that may have streamed its stores returns: ``found``, after
+    :func:`_fence` where it streamed."""
+    if streaming:
+        _fence()  # type: ignore[call-arg]
+    return found
 
 
 # -- loop templates --------------------------------------------------------------------------
@@ -465,14 +536,23 @@ _PAIR_KERNELS = {
 
 @_kernel
 def _take_along(
-    x: Array, indices: Array, out: Array, wrap: bool, outside: int, fill: Array, lo: int, hi: int
+    x: Array,
+    indices: Array,
+    out: Array,
+    wrap: bool,
+    outside: int,
+    fill: Array,
+    lo: int,
+    hi: int,
+    streaming: bool,
 ) -> int:
     """``out[a, j, b] = x[a, indices[a, j, b], b]`` for ``a`` in ``[lo, hi)`` (one
     thread's share of the output: whole rows, whose loops stay as fast as one thread's);
     a negative index counts from the end where ``wrap``; an index still outside
     ``[0, n)`` is clipped, read as ``fill[0]`` or stops the loop, as ``outside`` says
-    (clipping into an empty dim stops it too). The gather along the last axis (``b``
-    always 0) has its own loop: 0.6x the time."""
+    (clipping into an empty dim stops it too); ``out`` written past the cache where
+    ``streaming`` (:func:`_write`). The gather along the last axis (``b`` always 0) has
+    its own loop: 0.6x the time."""
     _, n, inner = x.shape
     count = indices.shape[1]
     shift = n if wrap else 0
@@ -481,23 +561,23 @@ def _take_along(
             for j in range(count):
                 k = _position(indices[a, j, 0], n, shift, outside)
                 if k >= 0:
-                    out[a, j, 0] = x[a, np.uint64(k), 0]
+                    _write(out, (a, j, 0), x[a, np.uint64(k), 0], streaming)
                 elif k == -1:
-                    out[a, j, 0] = fill[0]
+                    _write(out, (a, j, 0), fill[0], streaming)
                 else:
-                    return a * count + j
-        return -1
+                    return _ended(a * count + j, streaming)
+        return _ended(-1, streaming)
     for a in range(lo, hi):
         for j in range(count):
             for b in range(inner):
                 k = _position(indices[a, j, b], n, shift, outside)
                 if k >= 0:
-                    out[a, j, b] = x[a, np.uint64(k), b]
+                    _write(out, (a, j, b), x[a, np.uint64(k), b], streaming)
                 elif k == -1:
-                    out[a, j, b] = fill[0]
+                    _write(out, (a, j, b), fill[0], streaming)
                 else:
-                    return (a * count + j) * inner + b
-    return -1
+                    return _ended((a * count + j) * inner + b, streaming)
+    return _ended(-1, streaming)
 
 
 # The gather along the last axis, each mode a loop of its own on 2-D arrays: 0.55-0.75x
@@ -505,25 +585,30 @@ def _take_along(
 # indexing, and one loop's code for every mode, cost the rest; benchmarks/README.md,
 # "Issue 33: rows placed in one pass"). Counting from the end is not a parameter: a shift
 # of 0 added to every index cost the loops that do not count 20-30 %. Each reads
-# ``out[a, j] = x[a, indices[a, j]]`` for ``a`` in ``[lo, hi)`` and returns the flat
-# position of the first index outside, or -1, as :func:`_take_along`.
+# ``out[a, j] = x[a, indices[a, j]]`` for ``a`` in ``[lo, hi)``, written past the cache
+# where ``streaming``, and returns the flat position of the first index outside, or -1,
+# as :func:`_take_along`.
 
 
 @_kernel
-def _take_last_in_range(x: Array, indices: Array, out: Array, lo: int, hi: int) -> int:
+def _take_last_in_range(
+    x: Array, indices: Array, out: Array, lo: int, hi: int, streaming: bool
+) -> int:
     """Indices in ``[0, n)``; the first outside stops the loop."""
     count, top = indices.shape[1], np.uint64(x.shape[1])
     for a in range(lo, hi):
         for j in range(count):
             at = np.uint64(np.int64(indices[a, j]))  # a negative index: above every n
             if at >= top:
-                return a * count + j
-            out[a, j] = x[a, at]
-    return -1
+                return _ended(a * count + j, streaming)
+            _write(out, (a, j), x[a, at], streaming)
+    return _ended(-1, streaming)
 
 
 @_kernel
-def _take_last_from_end(x: Array, indices: Array, out: Array, lo: int, hi: int) -> int:
+def _take_last_from_end(
+    x: Array, indices: Array, out: Array, lo: int, hi: int, streaming: bool
+) -> int:
     """Indices in ``[-n, n)``, negative ones counted from the end; the first outside
     stops the loop."""
     n = x.shape[1]
@@ -533,13 +618,15 @@ def _take_last_from_end(x: Array, indices: Array, out: Array, lo: int, hi: int) 
             k = np.int64(indices[a, j])
             k += n & (k >> 63)  # (see _position)
             if np.uint64(k) >= top:
-                return a * count + j
-            out[a, j] = x[a, np.uint64(k)]
-    return -1
+                return _ended(a * count + j, streaming)
+            _write(out, (a, j), x[a, np.uint64(k)], streaming)
+    return _ended(-1, streaming)
 
 
 @_kernel
-def _take_last_clipped(x: Array, indices: Array, out: Array, lo: int, hi: int) -> int:
+def _take_last_clipped(
+    x: Array, indices: Array, out: Array, lo: int, hi: int, streaming: bool
+) -> int:
     """Indices clipped into ``[0, n)`` (``n`` > 0)."""
     n = x.shape[1]
     count, top = indices.shape[1], np.uint64(n)
@@ -548,12 +635,14 @@ def _take_last_clipped(x: Array, indices: Array, out: Array, lo: int, hi: int) -
             k = np.int64(indices[a, j])
             if np.uint64(k) >= top:  # (a branch the indices in range never take: their
                 k = 0 if k < 0 else n - 1  # reads wait for no select)
-            out[a, j] = x[a, np.uint64(k)]
-    return -1
+            _write(out, (a, j), x[a, np.uint64(k)], streaming)
+    return _ended(-1, streaming)
 
 
 @_kernel
-def _take_last_from_end_clipped(x: Array, indices: Array, out: Array, lo: int, hi: int) -> int:
+def _take_last_from_end_clipped(
+    x: Array, indices: Array, out: Array, lo: int, hi: int, streaming: bool
+) -> int:
     """Negative indices counted from the end, then clipped into ``[0, n)`` (``n`` > 0)."""
     n = x.shape[1]
     count, top = indices.shape[1], np.uint64(n)
@@ -563,27 +652,29 @@ def _take_last_from_end_clipped(x: Array, indices: Array, out: Array, lo: int, h
             k += n & (k >> 63)
             if np.uint64(k) >= top:
                 k = 0 if k < 0 else n - 1
-            out[a, j] = x[a, np.uint64(k)]
-    return -1
+            _write(out, (a, j), x[a, np.uint64(k)], streaming)
+    return _ended(-1, streaming)
 
 
 @_kernel
-def _take_last_filled(x: Array, indices: Array, out: Array, lo: int, hi: int, fill: Array) -> int:
+def _take_last_filled(
+    x: Array, indices: Array, out: Array, lo: int, hi: int, streaming: bool, fill: Array
+) -> int:
     """Indices outside ``[0, n)`` read ``fill[0]``."""
     count, top, value = indices.shape[1], np.uint64(x.shape[1]), fill[0]
     for a in range(lo, hi):
         for j in range(count):
             at = np.uint64(np.int64(indices[a, j]))
             if at < top:
-                out[a, j] = x[a, at]
+                _write(out, (a, j), x[a, at], streaming)
             else:
-                out[a, j] = value
-    return -1
+                _write(out, (a, j), value, streaming)
+    return _ended(-1, streaming)
 
 
 @_kernel
 def _take_last_from_end_filled(
-    x: Array, indices: Array, out: Array, lo: int, hi: int, fill: Array
+    x: Array, indices: Array, out: Array, lo: int, hi: int, streaming: bool, fill: Array
 ) -> int:
     """Negative indices counted from the end, then those outside ``[0, n)`` read
     ``fill[0]``."""
@@ -594,10 +685,10 @@ def _take_last_from_end_filled(
             k = np.int64(indices[a, j])
             k += n & (k >> 63)
             if np.uint64(k) < top:
-                out[a, j] = x[a, np.uint64(k)]
+                _write(out, (a, j), x[a, np.uint64(k)], streaming)
             else:
-                out[a, j] = value
-    return -1
+                _write(out, (a, j), value, streaming)
+    return _ended(-1, streaming)
 
 
 # (wrap, outside) -> the loop of its own for the last axis (the filled ones also take the
@@ -1092,15 +1183,17 @@ def take_along_axis(
     if last is not None and how == CLIP:
         first.append(_TAKE_LAST[wrap, STOP])
 
+    streaming = out.nbytes >= STREAM_MIN_BYTES
+
     def share(lo: int, hi: int) -> int:
         for loop in first:
-            stopped = int(loop(source, where, written, lo, hi))
+            stopped = int(loop(source, where, written, lo, hi, streaming))
             if stopped < 0:
                 return -1
             lo = stopped // count
         if last is not None:
-            return int(last(source, where, written, lo, hi, *filled))
-        return int(_take_along(source, where, written, wrap, how, fill_bits, lo, hi))
+            return int(last(source, where, written, lo, hi, streaming, *filled))
+        return int(_take_along(source, where, written, wrap, how, fill_bits, lo, hi, streaming))
 
     # the shares are in the output's order: the first that stopped holds the first index;
     # a gather along the first axis (one outer row) runs on one thread
@@ -1165,9 +1258,9 @@ def common_signatures() -> list[tuple[Any, tuple[Any, ...]]]:
             table, where, fill = _array(bits, 2), _array(index, 2), _array(bits, 1)
             for (_, how), loop in _TAKE_LAST.items():
                 filled = (fill,) if how == FILL else ()
-                found.append((loop, (table, where, table, i64, i64, *filled)))
-            cube = _array(bits, 3)
-            found.append((_take_along, (cube, _array(index, 3), cube, flag, i64, fill, i64, i64)))
+                found.append((loop, (table, where, table, i64, i64, flag, *filled)))
+            cube, along = _array(bits, 3), (flag, i64, fill, i64, i64, flag)
+            found.append((_take_along, (cube, _array(index, 3), cube, *along)))
     for combiner, types in ((None, _MOVED), (Named.ADD, _ADDED), (Named.MUL, _ADDED),
                             (Named.MIN, _COMPARED), (Named.MAX, _COMPARED)):  # fmt: skip
         for kind in types:
