@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import math
 import multiprocessing
+import platform
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -225,12 +226,25 @@ def _stream(typingctx: Any, out: Any, at: Any, value: Any) -> Any:
     return signature, codegen
 
 
+# x86's store fence, which orders non-temporal stores before every later store: LLVM's
+# own fence compiles to a locked instruction there, which orders them on some processors
+# only (elsewhere the fence's barrier orders every store)
+_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
+
+
 @intrinsic
 def _fence(typingctx: Any) -> Any:
-    """A full memory fence: every store before it, non-temporal ones too, is seen by
-    every thread before any access after it."""
+    """A memory fence: every store before it, non-temporal ones too, is seen by every
+    thread before any store after it (x86's ``sfence`` where the machine is one, then
+    LLVM's sequentially consistent fence)."""
 
     def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        if _X86:
+            store_fence = ir.FunctionType(ir.VoidType(), [])
+            builder.call(
+                cgutils.get_or_insert_function(builder.module, store_fence, "llvm.x86.sse.sfence"),
+                [],
+            )
         builder.fence("seq_cst")
         return context.get_dummy_value()
 
