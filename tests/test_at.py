@@ -1136,8 +1136,30 @@ def test_one_array_of_rows_in_range_reads_by_the_library_s_own_indexing(xp, back
             assert_same(got, expected)
             assert not np.shares_memory(to_numpy(got), to_numpy(x))
             assert any(own) == by_own_indexing, (rows, mode)
-    with pytest.raises(indexops.IndexOpsTypeError, match="fill_value"):
+    with pytest.raises(indexops.IndexOpsTypeError, match=r"^at\.get: fill_value='a'"):
         indexops.at(x)[from_numpy(xp, np.array([6, 0]))].get(mode="fill", fill_value="a")
+
+
+def test_at_get_names_itself_in_errors_of_its_fill_value(xp):
+    """``at(x)[idx].get(mode="fill", fill_value=v)`` checks ``v`` against ``x``'s dtype
+    before any read and names ``at.get`` in the error, whatever the index's form (rows,
+    the ``take_along_axis`` idiom, a slice): not the ``gather`` it runs."""
+    flags = from_numpy(xp, np.ones((2, 3), dtype=bool))
+    counting, columns = np.arange(2)[:, None], np.array([[0, 5], [1, 1]])
+    for key in (
+        (from_numpy(xp, counting), from_numpy(xp, columns)),
+        from_numpy(xp, np.array([1, 7])),
+        slice(0, 2),
+    ):
+        with pytest.raises(indexops.IndexOpsTypeError, match=r"^at\.get: fill_value=0 .*bool"):
+            indexops.at(flags)[key].get(mode="fill", fill_value=0)
+    small = from_numpy(xp, np.arange(4, dtype=np.int8))
+    with pytest.raises(
+        indexops.IndexOpsTypeError, match=r"^at\.get: fill_value=300 .*\[-128, 127\]"
+    ):
+        indexops.at(small)[from_numpy(xp, np.array([1, 9]))].get(mode="fill", fill_value=300)
+    got = indexops.at(small)[from_numpy(xp, np.array([1, 9]))].get(mode="fill", fill_value=-5)
+    assert_same(got, np.array([1, -5], dtype=np.int8))
 
 
 @pytest.mark.parametrize("dtype", [">f8", "<i2", "bfloat16", "float8_e4m3fn", "bool"])

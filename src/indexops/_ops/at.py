@@ -27,7 +27,7 @@ from .._typing import Array
 from .._validate.arguments import as_flag, casts_in_kind, check_scalar, writes_in_place
 from .._validate.combiners import Combiner, Named, resolve
 from .._validate.modes import GatherMode, ScatterMode
-from .gather import gather, gather_executor
+from .gather import fill_scalar, gather, gather_executor
 from .numpy_index import (
     BasicIndex,
     IndexPlan,
@@ -313,6 +313,8 @@ class At:
             as_flag(op, "unique_indices", unique_indices)
         lowering = self._lowered(op)
         x = self._x
+        if gather_mode is _FILL and fill_value is not None:  # (its errors name at.get)
+            fill_value = fill_scalar(lowering.backend, x.dtype, fill_value, op)
         if lowering.last_row is not None and gather_mode is not _FILL:
             # (first: of an x without rows, the checked read takes no rows or none)
             rows = _read_rows(lowering, x, self._idx)

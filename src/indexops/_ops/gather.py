@@ -322,7 +322,7 @@ def _empty(
     """The empty result of a gather with a zero-size batch or window."""
     xp = backend.xp
     if mode is GatherMode.FILL:
-        _fill_scalar(backend, operand.dtype, fill_value)  # checked all the same
+        fill_scalar(backend, operand.dtype, fill_value)  # checked all the same
     rows = backend.arange(0, backend.index_dtype(), operand)
     empty = backend.take_rows(xp.reshape(operand, plan.rows_shape), rows)
     return backend.permute_dims(xp.reshape(empty, plan.intermediate_shape), plan.to_layout)
@@ -379,7 +379,7 @@ def _take_elements(
     starts = to_index(backend, backend.reshape(indices, plan.batch_shape))
     starts = backend.permute_dims(starts, plan.element_axes)
     axis = plan.start_map[0]
-    fill = _fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
+    fill = fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
     if from_end:
         taken = backend.take_along_axis_from_end(operand, starts, axis, _OUTSIDE[mode], fill)
         if taken is not None:
@@ -404,7 +404,7 @@ def _execute(
 ) -> Array:
     """Read the windows: clamp or mask the starts, take their rows, lay them out."""
     xp = backend.xp
-    fill = _fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
+    fill = fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
     on_indices = for_indices(backend, indices)
     columns = start_columns(on_indices, plan, indices)
     inside = None
@@ -425,15 +425,16 @@ def _execute(
     return backend.permute_dims(windows, plan.to_layout)
 
 
-def _fill_scalar(backend: Backend, dtype: Any, fill_value: Any) -> Any:
-    """A Python scalar, or a 0-d array of ``dtype`` whose value is not on the host."""
+def fill_scalar(backend: Backend, dtype: Any, fill_value: Any, op: str = OP) -> Any:
+    """A Python scalar, or a 0-d array of ``dtype`` whose value is not on the host (its
+    errors name ``op``)."""
     if fill_value is not None:
-        fill = check_scalar(OP, "fill_value", fill_value, backend, dtype)
+        fill = check_scalar(op, "fill_value", fill_value, backend, dtype)
         return backend.xp.astype(fill, dtype) if is_array(fill) else fill
     held = scalar_range(backend, dtype)
     if held.kind is None:  # strings, objects, dates: NaN cast to them is no fill
         raise type_error(
-            OP,
+            op,
             "fill_value",
             None,
             f"a value of the operand's dtype {dtype} for mode='fill': there is a default "
