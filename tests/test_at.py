@@ -848,10 +848,24 @@ def test_update_errors(xp):
 
 
 @pytest.mark.backends(lambda backend: backend is not Backend.JAX)  # jax_jit: the same
-@pytest.mark.parametrize("returns", ["another shape", "no array"])
+@pytest.mark.parametrize("returns", ["another shape", "no array", "another library"])
 def test_apply_must_return_an_array_of_the_shape_of_old(xp, backend, returns):
-    """A named error instead of the library's own (or NumPy's silent broadcast)."""
-    f = (lambda old, new: old[None, ...]) if returns == "another shape" else (lambda old, new: None)
+    """A named error instead of the library's own (or NumPy's silent broadcast): for a
+    result of another shape, not an array, or an array of another library (NumPy's, or
+    array-api-strict's where x is NumPy's or Dask's, which computes with NumPy's)."""
+
+    def of_another_library(old, new):  # (of old's shape: no values read, traced too)
+        if isinstance(old, np.ndarray) or backend is Backend.DASK:
+            import array_api_strict
+
+            return array_api_strict.zeros(tuple(old.shape))
+        return np.zeros(tuple(old.shape))
+
+    f = {
+        "another shape": lambda old, new: old[None, ...],
+        "no array": lambda old, new: None,
+        "another library": of_another_library,
+    }[returns]
     error = indexops.IndexOpsValueError if returns == "another shape" else TypeError
     x = xp.zeros((4, 3), dtype=xp.float64)
     for idx in (xp.asarray([0, 1, 1]), slice(1, 3)):

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+import array_api_compat as compat
+
 from .._errors import type_error, value_error
 from .._typing import Array
 
@@ -99,13 +101,15 @@ class Elementwise:
     def __call__(self, old: Array, new: Array) -> Array:
         result = self.fn(old, new)
         shape = getattr(result, "shape", None)
-        if shape is None or not hasattr(result, "dtype"):
+        if shape is None or not hasattr(result, "dtype") or not _of_one_library(old, result):
+            kind = type(result)
             raise type_error(
                 self.op,
                 self.name,
                 self.fn,
-                f"a function f(old, new) that returns an array (of old's library and shape "
-                f"{tuple(old.shape)}); it returned a {type(result).__name__}",
+                f"a function f(old, new) that returns an array (of old's library, "
+                f"{type(old).__module__}.{type(old).__name__}, and shape {tuple(old.shape)}); "
+                f"it returned a {kind.__module__}.{kind.__name__}",
             )
         if tuple(shape) != tuple(old.shape):
             raise value_error(
@@ -116,6 +120,19 @@ class Elementwise:
                 f"shape of old, {tuple(old.shape)}; it returned one of shape {tuple(shape)}",
             )
         return result
+
+
+def _of_one_library(old: Array, result: Array) -> bool:
+    """Whether ``result`` is an array of ``old``'s library (another type of it too: a
+    NumPy scalar of a 0-d array, a tensor of a ``Parameter``, a tracer), or NumPy's
+    where ``old`` is Dask's, which Dask computes with."""
+    if type(result) is type(old):  # (the common case, kept cheap)
+        return True
+    try:
+        compat.array_namespace(old, result)
+    except TypeError:
+        return compat.is_dask_array(old) and compat.is_numpy_array(result)
+    return True
 
 
 def named_function(xp: ModuleType, how: Named) -> Callable[[Array, Array], Array]:
