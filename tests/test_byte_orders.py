@@ -398,8 +398,12 @@ def test_the_npu_emulator_writes_a_big_endian_cache():
          "updates", "data"),
         (lambda x, y: scatter_update(x.reshape(2, 1, 1, 2), -2, np.array([[0, 1]]),
                                      y.reshape(1, 2, 1, 2)), "src", "input"),
+        (lambda x, y: onnx.scatter_nd(x, np.array([[0], [1]]), y), "updates", "data"),
+        (lambda x, y: onnx.scatter_elements(x, np.array([[1, 0], [0, 1]]), y), "updates",
+         "data"),
     ],
-    ids=["scatter", "dynamic_update_slice", "slice_scatter", "scatter_update"],
+    ids=["scatter", "dynamic_update_slice", "slice_scatter", "scatter_update",
+         "onnx.scatter_nd", "onnx.scatter_elements"],
 )  # fmt: skip
 def test_updates_in_the_other_byte_order_are_a_named_error(op, name, target):
     """Updates of the input's dtype in the other byte order are refused (no conversion

@@ -41,7 +41,7 @@ from ._ops.slice_scatter import SlicePlan, slice_plan
 from ._ops.slice_scatter import slice_scatter as _slice_scatter
 from ._plan.cache import static_cache
 from ._typing import Array
-from ._validate.arguments import as_int, check_integer_array, index_ints
+from ._validate.arguments import as_int, check_integer_array, check_same_dtype, index_ints
 from ._validate.combiners import Named
 
 __all__ = [
@@ -295,8 +295,8 @@ def _backend(op: str, data: Array, indices: Array, updates: Array | None = None)
         arrays["updates"] = updates
     backend = backend_for(op, **arrays)
     check_integer_array(op, "indices", indices)
-    if updates is not None and updates.dtype != data.dtype:
-        raise type_error(op, "updates.dtype", str(updates.dtype), f"data's dtype ({data.dtype})")
+    if updates is not None:
+        check_same_dtype(op, "updates", updates, "data", data)
     return backend
 
 
