@@ -314,7 +314,8 @@ def test_streamed_stores_write_what_plain_stores_write(bits, inner):
             (functools.partial(loop, fill=fill) if how == kernels.FILL else loop, False)
             for (_, how), loop in kernels._TAKE_LAST.items()
         ]
-        x, indices, stopping = x[..., 0], indices[..., 0], stopping[..., 0]
+        # (C-contiguous, as the wrapper gives them: the signatures compiled ahead)
+        x, indices, stopping = (np.ascontiguousarray(a[..., 0]) for a in (x, indices, stopping))
     for loop, general in loops:
         for where in (indices, stopping):
             written = []
