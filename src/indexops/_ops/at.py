@@ -313,8 +313,8 @@ class At:
             as_flag(op, "unique_indices", unique_indices)
         lowering = self._lowered(op)
         x = self._x
-        if gather_mode is _FILL and fill_value is not None:  # (its errors name at.get)
-            fill_value = fill_scalar(lowering.backend, x.dtype, fill_value, op)
+        if gather_mode is _FILL and fill_value is not None and not lowering.fills_in_gather:
+            fill_scalar(lowering.backend, x.dtype, fill_value, op)  # (the gather's checks it)
         if lowering.last_row is not None and gather_mode is not _FILL:
             # (first: of an x without rows, the checked read takes no rows or none)
             rows = _read_rows(lowering, x, self._idx)
@@ -338,7 +338,7 @@ class At:
             run = kept_in(
                 lowering.core,
                 (gather_mode, plan.batching_pairs, from_end),
-                lambda: gather_executor(x, starts, attributes, gather_mode, from_end),
+                lambda: gather_executor(x, starts, attributes, gather_mode, from_end, op),
             )
             return run(x, starts, fill_value)
         return gather(
@@ -872,6 +872,7 @@ class _Lowering:
         "core",
         "element_combines",
         "elements",
+        "fills_in_gather",
         "last_row",
         "plan",
         "rows_in_one_pass",
@@ -919,6 +920,10 @@ class _Lowering:
         # the backend's checked read of x[rows] for reads of this size where it is not
         # take_rows_checked itself (NumPy's of large ones: into kept memory)
         self.checked_take = backend.checked_row_take(plan.result_size)
+        # whether a read with mode="fill" always reaches the core gather's executor made
+        # for at.get, whose check of fill_value names at.get (the other reads check it first)
+        self.fills_in_gather = arrays is None and basic is None
+        self.fills_in_gather &= not (plan.empty_dims or elements)
         # the core op's executor per call options (mode, combiner, ...), for a kept
         # lowering: its signature pins the types, shapes, dtypes and devices of the core
         # call's arrays, so the core's own signature and validation are skipped

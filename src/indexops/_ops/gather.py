@@ -223,10 +223,12 @@ def gather_executor(
     attributes: tuple[Any, ...],
     mode: Any,
     from_end: bool = False,
+    op: str = OP,
 ) -> Executor:
     """The executor of a gather of these arrays, validated as :func:`gather`'s first call
     with their signature validates it; for callers whose own signature pins the gather's
-    (``at``), so that their calls skip its signature. ``attributes`` are
+    (``at``), so that their calls skip its signature; the errors of each call's
+    ``fill_value`` name ``op``. ``attributes`` are
     ``(offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, slice_sizes,
     operand_batching_dims, start_indices_batching_dims)``.
 
@@ -235,7 +237,7 @@ def gather_executor(
     element gather's loop where the backend has one
     (:meth:`~indexops._backends.Backend.take_along_axis_from_end`), else by one
     ``where`` first."""
-    return _prepare(operand, start_indices, attributes, mode, from_end)
+    return _prepare(operand, start_indices, attributes, mode, from_end, op)
 
 
 def _counted_from_end(
@@ -258,9 +260,10 @@ def _prepare(
     attributes: tuple[Any, ...],
     mode: Any,
     from_end: bool = False,
+    op: str = OP,
 ) -> Executor:
     """Validate a call (every StableHLO constraint) and plan it: its executor
-    (``from_end``: see :func:`gather_executor`)."""
+    (``from_end``, ``op``: see :func:`gather_executor`)."""
     backend = backend_for(OP, operand=operand, start_indices=start_indices)
     check_integer_array(OP, "start_indices", start_indices)
     parsed = GatherMode.parse(OP, mode, lax_names=True)
@@ -277,7 +280,7 @@ def _prepare(
         as_tuple(OP, "start_indices_batching_dims", index_batching),
     )
     if 0 in plan.intermediate_shape:  # nothing to read: even an empty operand will do
-        return functools.partial(_empty, backend, plan, parsed)
+        return functools.partial(_empty, backend, plan, parsed, op)
     if (
         plan.rows_are_clamped_starts
         and parsed is not GatherMode.FILL
@@ -305,9 +308,9 @@ def _prepare(
         and for_indices(backend, start_indices) is backend
     ):
         to_result = tuple(plan.element_axes.index(axis) for axis in range(len(plan.batch_shape)))
-        return functools.partial(_take_elements, backend, plan, parsed, to_result, from_end)
+        return functools.partial(_take_elements, backend, plan, parsed, op, to_result, from_end)
     else:
-        run = functools.partial(_execute, backend, plan, parsed)
+        run = functools.partial(_execute, backend, plan, parsed, op)
     return functools.partial(_counted_from_end, backend, plan, run) if from_end else run
 
 
@@ -315,14 +318,16 @@ def _empty(
     backend: Backend,
     plan: WindowPlan,
     mode: GatherMode,
+    op: str,
     operand: Array,
     indices: Array,
     fill_value: Any,
 ) -> Array:
-    """The empty result of a gather with a zero-size batch or window."""
+    """The empty result of a gather with a zero-size batch or window (``op``: the name
+    the errors of ``fill_value`` give, the caller's)."""
     xp = backend.xp
     if mode is GatherMode.FILL:
-        fill_scalar(backend, operand.dtype, fill_value)  # checked all the same
+        fill_scalar(backend, operand.dtype, fill_value, op)  # checked all the same
     rows = backend.arange(0, backend.index_dtype(), operand)
     empty = backend.take_rows(xp.reshape(operand, plan.rows_shape), rows)
     return backend.permute_dims(xp.reshape(empty, plan.intermediate_shape), plan.to_layout)
@@ -364,6 +369,7 @@ def _take_elements(
     backend: Backend,
     plan: WindowPlan,
     mode: GatherMode,
+    op: str,
     to_result: tuple[int, ...],
     from_end: bool,
     operand: Array,
@@ -379,7 +385,7 @@ def _take_elements(
     starts = to_index(backend, backend.reshape(indices, plan.batch_shape))
     starts = backend.permute_dims(starts, plan.element_axes)
     axis = plan.start_map[0]
-    fill = fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
+    fill = fill_scalar(backend, operand.dtype, fill_value, op) if mode is GatherMode.FILL else None
     if from_end:
         taken = backend.take_along_axis_from_end(operand, starts, axis, _OUTSIDE[mode], fill)
         if taken is not None:
@@ -398,13 +404,14 @@ def _execute(
     backend: Backend,
     plan: WindowPlan,
     mode: GatherMode,
+    op: str,
     operand: Array,
     indices: Array,
     fill_value: Any,
 ) -> Array:
     """Read the windows: clamp or mask the starts, take their rows, lay them out."""
     xp = backend.xp
-    fill = fill_scalar(backend, operand.dtype, fill_value) if mode is GatherMode.FILL else None
+    fill = fill_scalar(backend, operand.dtype, fill_value, op) if mode is GatherMode.FILL else None
     on_indices = for_indices(backend, indices)
     columns = start_columns(on_indices, plan, indices)
     inside = None
