@@ -389,6 +389,39 @@ def test_element_gathers_stream_from_their_size_through_every_entry_point(monkey
                 assert set(streamed) == {streams}
 
 
+@pytest.mark.parametrize("dtype", [">f4", "<i2", ">f8", "bfloat16", "float8_e4m3fn"])
+def test_streamed_gathers_keep_the_dtype_and_byte_order(monkeypatch, dtype):
+    """Streamed element gathers of non-native byte orders and ml_dtypes, through
+    ``indexops.onnx`` and ``at``'s idiom: the input's dtype, byte order included, and
+    NumPy's ``take_along_axis`` bits."""
+    monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(_host, "ELEMENT_STEPS_MAX_ELEMENTS", 0)
+    monkeypatch.setattr(kernels, "STREAM_MIN_BYTES", 0)
+    streamed: list[bool] = []
+    loop = kernels._TAKE_LAST[False, kernels.STOP]
+
+    def spy(*args):
+        streamed.append(args[5])
+        return loop(*args)
+
+    monkeypatch.setitem(kernels._TAKE_LAST, (False, kernels.STOP), spy)  # (every call's first)
+    rng = np.random.default_rng(34)
+    kind = getattr(ml_dtypes, dtype, None)
+    x = rng.standard_normal((24, 7)).astype(np.dtype(kind) if kind else np.dtype(dtype))
+    idx = rng.integers(-7, 7, (24, 7))
+    expected = np.take_along_axis(x, idx % 7, axis=1)
+    counting = np.arange(24)[:, None]
+    for call in (
+        lambda: onnx.gather_elements(x, idx, axis=1),
+        lambda: indexops.at(x)[counting, idx].get(),
+    ):
+        streamed.clear()
+        got = call()
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
+        assert streamed and all(streamed)
+
+
 def test_streamed_gathers_from_many_threads_on_split_kernels(monkeypatch):
     """Eight Python threads each running streamed element gathers, every call split
     between three of the kernels' threads: each result bit for bit one thread's stored
