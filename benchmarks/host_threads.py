@@ -243,7 +243,8 @@ def ceiling(name: str, problem: RowProblem, threads: int, rounds: int) -> None:
     apart = owner * part + rows % part
 
     def ranges(lo: int, hi: int) -> int:
-        return int(kernel(target, apart[lo:hi], values[lo:hi], 0, n))
+        ahead = _kernels.PREFETCH_AHEAD if target.nbytes >= _kernels.PREFETCH_MIN_BYTES else 0
+        return int(kernel(target, apart[lo:hi], values[lo:hi], 0, n, False, _kernels.FILL, ahead))
 
     forms = {
         "1": lambda: ranges(0, count),

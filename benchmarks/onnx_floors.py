@@ -5,11 +5,10 @@ expression and the one library pass that any composition of the library's calls 
 make.
 
 ``python -m benchmarks.onnx_floors [--size 1/16,1/4,1] [--rounds 11] [--only TEXT]
-[--host-threads N] [--no-streaming]`` (a few minutes on 2 cores, onnxruntime required)
-prints, per
-workload, library and size, the median time of onnxruntime (one thread) and of each form,
-each over onnxruntime and over the native expression, all sampled alternately in one process
-(:mod:`.interleaved`). The forms:
+[--host-threads N] [--no-streaming] [--no-prefetch]`` (a few minutes on 2 cores,
+onnxruntime required) prints, per workload, library and size, the median time of
+onnxruntime (one thread) and of each form, each over onnxruntime and over the native
+expression, all sampled alternately in one process (:mod:`.interleaved`). The forms:
 
 * ``onnx``: ``indexops.onnx``'s operator (GatherElements with indices in ``[-s, s)``, as
   ONNX allows, and as onnxruntime gets them); ``at``: the NumPy idiom through
@@ -30,6 +29,8 @@ torch runs on one thread, as in the runner, and the compiled kernels on ``--host
 element gather between every core: :func:`indexops.set_host_threads`). ``--no-streaming``
 stores every element gather's result through the cache (``_kernels.STREAM_MIN_BYTES``
 out of reach: the kernels before "Issue 33: large gathers streamed past the cache").
+``--no-prefetch`` asks for no row ahead in the row writes (``_kernels.PREFETCH_MIN_BYTES``
+out of reach: the kernels before "Issue 33: row writes ask for their rows ahead").
 """
 
 from __future__ import annotations
@@ -357,10 +358,15 @@ def main() -> None:
     parser.add_argument(
         "--no-streaming", action="store_true", help="no element gather streams its result"
     )
+    parser.add_argument(
+        "--no-prefetch", action="store_true", help="no row write asks for its rows ahead"
+    )
     args = parser.parse_args()
     kernels = _host.load_kernels()
     if args.no_streaming and kernels is not None:
         kernels.STREAM_MIN_BYTES = 2**62
+    if args.no_prefetch and kernels is not None:
+        kernels.PREFETCH_MIN_BYTES = 2**62
     torch.set_num_threads(1)
     indexops.set_host_threads(args.host_threads or None)
     sizes = [Fraction(size) for size in args.size.split(",")]

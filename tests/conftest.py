@@ -171,6 +171,19 @@ def freeze_survivors() -> None:
     gc.freeze()
 
 
+@pytest.fixture(params=[False, True], ids=["plain", "prefetched"])
+def prefetched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Whether the compiled row writes ask for the rows of the updates ahead: into every
+    table, or (as into small tables) into none."""
+    if request.param:
+        from indexops._backends import _host
+
+        kernels = _host.load_kernels()
+        if kernels is not None:
+            monkeypatch.setattr(kernels, "PREFETCH_MIN_BYTES", 0)
+    return bool(request.param)
+
+
 @pytest.fixture
 def backend(request: pytest.FixtureRequest) -> Backend:
     """The test backend (see backends.py): its properties say what a test may expect."""

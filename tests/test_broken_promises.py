@@ -90,13 +90,13 @@ ROUTES = {
     # where numba is installed
     "numpy kernels": (
         "compiled rows", "compiled element gather", "compiled element gather streamed",
-        "compiled on threads",
+        "compiled on threads", "compiled rows asked for ahead",
         "compiled index tuples", "compiled element scatter", "compiled rows unchecked",
         "compiled rows copied whole",
     ),
     "torch kernels": (
         "compiled rows", "compiled element gather", "compiled element gather streamed",
-        "compiled on threads",
+        "compiled on threads", "compiled rows asked for ahead",
         "compiled index tuples", "compiled element scatter", "compiled rows unchecked",
         "compiled rows copied whole",
     ),
@@ -303,6 +303,7 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
     _threads.THREAD_MIN_ELEMENTS = 2**8  # the second of KERNEL_SHAPES: few calls to split
     compiled.COPY_ROW_MIN_BYTES, compiled.COPY_TABLE_MIN_BYTES = 512, 0  # the third's rows
     compiled.STREAM_MIN_BYTES = 2**10  # the second shape's element gathers stream
+    compiled.PREFETCH_MIN_BYTES = 2**10  # the larger tables' row writes ask for rows ahead
     indexops.set_host_threads(2)
     copied_whole = compiled._copied_whole
 
@@ -312,6 +313,14 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
         return whole
 
     compiled._copied_whole = spied_copied_whole
+    prefetch_ahead = compiled._prefetch_ahead
+
+    def spied_prefetch_ahead(table: Any) -> int:
+        ahead = prefetch_ahead(table)
+        routes["compiled rows asked for ahead"] += ahead > 0
+        return ahead
+
+    compiled._prefetch_ahead = spied_prefetch_ahead
     split = compiled.run_parts
 
     def spied_split(task: Any, count: int, parts: int) -> Any:

@@ -86,7 +86,9 @@ def on_threads(count, call):
     width=st.sampled_from([1, 4]),
     seed=st.integers(0, 2**16),
 )
-def test_rows_on_threads_are_bit_identical_to_one_thread(splits, dtype, how, threads, width, seed):
+def test_rows_on_threads_are_bit_identical_to_one_thread(
+    splits, prefetched, dtype, how, threads, width, seed
+):
     """Every combiner, duplicates (a table of 9 rows, 300 updates), float sums whose
     value depends on their order: the bits of one thread, and the generic path's."""
     splits.clear()

@@ -98,9 +98,12 @@ def wide(a):
     copy=st.booleans(),
     seed=st.integers(0, 2**16),
 )
-def test_row_kernel_applies_the_updates_in_order(ran, dtype, how, width, mode, copy, seed):
-    """Every combiner, duplicates applied one by one in order: bit for bit the sequence
-    (signed zeros, NaN and wrapping included) and the generic path."""
+def test_row_kernel_applies_the_updates_in_order(
+    ran, prefetched, dtype, how, width, mode, copy, seed
+):
+    """Every combiner, duplicates applied one by one in order, rows asked for ahead or
+    not: bit for bit the sequence (signed zeros, NaN and wrapping included) and the
+    generic path."""
     ran.clear()
     rng = np.random.default_rng(seed)
     operand = values_of(rng, (7, width), dtype)
@@ -450,6 +453,107 @@ def test_streamed_gathers_from_many_threads_on_split_kernels(monkeypatch):
         indexops.set_host_threads(None)
 
 
+@pytest.mark.parametrize("how", COMBINERS)
+@pytest.mark.parametrize("outside", ["stop", "clip", "fill", "padding", "checked stop"])
+def test_row_loops_asking_ahead_write_what_plain_loops_write(how, outside):
+    """Each row loop (rows; index tuples), every combiner: the same bits and the same
+    stop with the rows of 1, 3, 16 or more updates than there are asked for ahead as with
+    none, for each share of the table; rows outside, negative ones and other shares'
+    rows on the way, and a stop midway with what came before it written."""
+    rng = np.random.default_rng(34)
+    how = Named(how) if how else None
+    table = values_of(rng, (9, 5), "float64")
+    values = values_of(rng, (40, 5), "float64")
+    rows = rng.integers(-9, 9, 40)
+    rows[[25, 31]] = 30, -20  # outside: a stop midway at the first, unless clipped or dropped
+    code = kernels._OUTSIDE[outside.split()[-1]] + (kernels.CHECK_FIRST * (" " in outside))
+    row_loop, tuple_loop = kernels._ROW_KERNELS[how], kernels._TUPLE_KERNELS[how]
+    inside = rows % 9
+    tuples = np.stack([inside // 3, inside % 3], axis=-1)  # into [3, 3] rows
+    tuples[::4] -= 3  # counted from the end
+    tuples[25, 0] = 10
+    dims = np.array([3, 3])
+    for ahead in (1, 3, 16, 100):
+        for lo, hi in ((0, 9), (2, 7), (7, 9)):
+            written = []
+            for asked in (0, ahead):
+                out = table.copy()
+                with np.errstate(all="ignore"):
+                    stop = row_loop(out, rows, values, lo, hi, True, code, asked)
+                written.append((stop, out))
+            (plain_stop, plain), (asked_stop, asked_out) = written
+            assert asked_stop == plain_stop
+            assert_bits_equal(asked_out, plain)
+        out, asked_out = table.copy(), table.copy()
+        with np.errstate(all="ignore"):
+            stop = tuple_loop(out, tuples, dims, values, 0)
+            assert tuple_loop(asked_out, tuples, dims, values, ahead) == stop
+        assert stop == 25 * 2  # (tuple 25's first component, 10, outside its dim)
+        assert_bits_equal(asked_out, out)
+    assert plain_stop == (-1 if outside in ("clip", "fill") else 25)
+    assert (plain_stop == 25 and outside == "checked stop") == (plain.tobytes() == table.tobytes())
+
+
+ROW_ADD = {**ROW_SCATTER, "update_computation": "add"}
+
+
+@pytest.mark.parametrize(
+    "library", ["numpy", pytest.param("torch", marks=pytest.mark.backends("torch"))]
+)
+def test_row_writes_ask_ahead_from_their_size_through_every_entry_point(monkeypatch, library):
+    """A row write into a table of :data:`PREFETCH_MIN_BYTES` or more asks for its rows
+    ahead, into a smaller one or one of single elements not, through the core scatter,
+    ``at``'s add, ONNX's ScatterND and ``scatter_update`` (in place): each result NumPy's
+    ``np.add.at`` or assignment, the input's dtype kept."""
+    monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
+    asked: list[int] = []
+    ahead_of = kernels._prefetch_ahead
+
+    def spy(table):
+        asked.append(ahead_of(table))
+        return asked[-1]
+
+    monkeypatch.setattr(kernels, "_prefetch_ahead", spy)
+    convert, back = (lambda a: a), np.asarray
+    if library == "torch":
+        import torch
+
+        convert, back = torch.from_numpy, lambda t: t.numpy()
+    rng = np.random.default_rng(35)
+    bound = kernels.PREFETCH_MIN_BYTES // (4 * 64)  # float32 rows of 64
+    for n, ahead in ((bound, kernels.PREFETCH_AHEAD), (bound - 1, 0)):
+        table = rng.standard_normal((n, 64)).astype(np.float32)
+        rows = rng.integers(0, n, 300)
+        rows[:3] = [n - 1, 0, n - 1]  # a repeat
+        values = rng.standard_normal((300, 64)).astype(np.float32)
+        added = table.copy()
+        np.add.at(added, rows, values)
+        replaced = table.copy()
+        replaced[rows] = values
+        t, t_rows, t_values = convert(table), convert(rows), convert(values)
+        calls = (
+            (indexops.scatter, (t, t_rows[:, None], t_values), ROW_ADD, added),
+            (lambda *a: indexops.at(a[0])[a[1]].add(a[2]), (t, t_rows, t_values), {}, added),
+            (onnx.scatter_nd, (t, t_rows[:, None], t_values), {"reduction": "add"}, added),
+            (indexops.scatter_update, (convert(table.copy()), -2, t_rows, t_values), {},
+             replaced),
+        )  # fmt: skip
+        for call, args, kwargs, expected in calls:
+            asked.clear()
+            result = back(call(*args, **kwargs))
+            assert asked == [ahead]
+            assert result.dtype == np.float32
+            np.testing.assert_array_equal(result, expected)
+        assert back(t).tobytes() == table.tobytes()
+    column = rng.standard_normal((bound * 64, 1)).astype(np.float32)  # single elements
+    rows, values = rng.integers(0, bound * 64, (300, 1)), np.ones((300, 1), np.float32)
+    asked.clear()
+    result = back(indexops.scatter(convert(column), convert(rows), convert(values), **ROW_ADD))
+    assert asked == [0]
+    np.add.at(column, rows[:, 0], values)
+    np.testing.assert_array_equal(result, column)
+
+
 @pytest.mark.parametrize("index_dtype", ["int64", "int32", "uint8", "int16"])
 def test_onnx_gather_elements_wraps_and_checks_in_one_pass(ran, index_dtype):
     """ONNX's negative indices wrap inside the kernel (int64 and int32 indices; the
@@ -467,11 +571,12 @@ def test_onnx_gather_elements_wraps_and_checks_in_one_pass(ran, index_dtype):
 
 
 @pytest.mark.parametrize("reduction", ["none", "add", "mul", "min", "max"])
-def test_onnx_scatter_nd_wraps_checks_and_writes_in_one_pass(ran, reduction):
-    """ScatterND hands its raw index tuples to one loop over a copy of ``data``: negative
-    components count from the end, duplicates apply in order (bit for bit the generic
-    path; the transcription's min and max are Python's), updates that view ``data`` are
-    read as they were; the first index outside is the named error, ``data`` untouched."""
+def test_onnx_scatter_nd_wraps_checks_and_writes_in_one_pass(ran, prefetched, reduction):
+    """ScatterND hands its raw index tuples to one loop over a copy of ``data`` (rows
+    asked for ahead or not): negative components count from the end, duplicates apply in
+    order (bit for bit the generic path; the transcription's min and max are Python's),
+    updates that view ``data`` are read as they were; the first index outside is the
+    named error, ``data`` untouched."""
     rng = np.random.default_rng(16)
     data = values_of(rng, (5, 4, 3), "float64")
     original = data.copy()
@@ -640,7 +745,7 @@ def test_element_scatter_kernel_moves_bits_or_declines(ran, dtype, how, index_dt
     assert ("scatter_along_axis" in ran) is kernel
 
 
-def test_in_place_updates_and_rows_that_view_the_table(ran):
+def test_in_place_updates_and_rows_that_view_the_table(ran, prefetched):
     """Rows and updates that view the array written are read before the loop writes."""
     table = np.arange(40, dtype=np.int64).reshape(10, 4) % 7
     expected = reference.scatter(
@@ -743,7 +848,7 @@ def test_kernel_rows_outside_raise_index_error():
         kernels.apply_rows(table, np.array([-1]), np.ones((1, 2)), None)
 
 
-def test_kernels_from_many_threads_at_once(ran):
+def test_kernels_from_many_threads_at_once(ran, prefetched):
     """The kernels release the GIL and share nothing: results equal the serial ones."""
     rng = np.random.default_rng(3)
     cases = [(rng.random((64, 8)), rng.integers(0, 64, (500, 1)), how) for how in COMBINERS]
@@ -1399,7 +1504,7 @@ def test_first_calls_of_a_signature_from_many_threads():
 )  # fmt: skip
 @pytest.mark.parametrize("width", [64, 1024])
 def test_scatter_update_slots_in_range_go_to_one_pass(
-    unchecked, monkeypatch, library, dtype, width
+    unchecked, monkeypatch, prefetched, library, dtype, width
 ):
     """``scatter_update`` of a kernel-sized paged cache whose slots the host found below
     the end (repeats included: the last token wins; negative ones are padding, which the
@@ -1454,7 +1559,7 @@ def test_scatter_update_slots_in_range_go_to_one_pass(
 
 
 @pytest.mark.parametrize("dtype", [">f8", "<f4", ">i4", "bfloat16", "float8_e4m3fn", "bool"])
-def test_one_pass_keeps_byte_order_and_extension_dtypes(unchecked, dtype):
+def test_one_pass_keeps_byte_order_and_extension_dtypes(unchecked, prefetched, dtype):
     """Kernel-sized writes through the one pass (rows from the end and outside, dropped)
     in either byte order and of ml_dtypes' types: replace moves their bits; arithmetic
     the kernels lack (another byte order, extension types) declines to the other paths.
