@@ -19,7 +19,6 @@ import json
 import os
 import subprocess
 import sys
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -90,7 +89,7 @@ ROUTES = {
     # where numba is installed
     "numpy kernels": (
         "compiled rows", "compiled element gather", "compiled element gather streamed",
-        "compiled on threads", "compiled rows asked for ahead",
+        "compiled on threads", "compiled rows asked for ahead", "compiled row gather",
         "compiled index tuples", "compiled element scatter", "compiled rows unchecked",
         "compiled rows copied whole",
     ),
@@ -243,7 +242,7 @@ def spy_numpy(routes: collections.Counter[str]) -> None:
     spy(backend, "_set", routes, lambda *a: "fancy set")
     spy(backend, "take_rows", routes, lambda *a: "take")
     spy(backend, "take_rows_clipped", routes, lambda *a: "take clipped")
-    spy(backend, "take_rows_checked", routes, lambda *a: "checked take")
+    spy(backend, "take_rows_checked", routes, lambda *a, **k: "checked take")
     spy(backend, "take_along_axis", routes, lambda *a: "take along axis")
     spy_element_steps(backend, routes)
 
@@ -265,8 +264,6 @@ def spy_torch(routes: collections.Counter[str]) -> None:
 
     spy_rows(routes)
     spy(_torch, "count_distinct", routes, lambda *a: "count_distinct")
-    # its own row take to spy on (NumPy's take on the tensors' memory, kept memory's)
-    _torch._kept_memory = types.SimpleNamespace(**vars(_torch._kept_memory))
     for method, route in [
         ("index_add_", "index_add_"),
         ("scatter_reduce_", "scatter_reduce_"),
@@ -277,7 +274,8 @@ def spy_torch(routes: collections.Counter[str]) -> None:
     ]:
         spy(torch.Tensor, method, routes, lambda *a, route=route, **k: route)
     spy(torch, "gather", routes, lambda *a, **k: "gather")
-    spy(_torch._kept_memory, "take_rows", routes, lambda *a, **k: "NumPy take")
+    # (NumPy's take on the tensors' memory, or the compiled row gather: its name in _torch)
+    spy(_torch, "take_large_rows", routes, lambda *a, **k: "NumPy take")
     spy(_torch.TorchBackend, "take_rows_checked", routes, lambda *a: "checked take")
     spy_element_steps(_torch.TorchBackend, routes)
 
@@ -304,6 +302,7 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
     compiled.COPY_ROW_MIN_BYTES, compiled.COPY_TABLE_MIN_BYTES = 512, 0  # the third's rows
     compiled.STREAM_MIN_BYTES = 2**10  # the second shape's element gathers stream
     compiled.PREFETCH_MIN_BYTES = 2**10  # the larger tables' row writes ask for rows ahead
+    _host.LARGE_ROW_TAKE_MIN_ELEMENTS = 0  # (and their wide rows are read by the row gather)
     indexops.set_host_threads(2)
     copied_whole = compiled._copied_whole
 
@@ -340,6 +339,7 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
         (compiled.RowPlan, "__call__", "compiled rows"),  # (every row write's, prepared or not)
         (compiled, "take_along_axis", "compiled element gather"),
         (compiled, "scatter_tuples", "compiled index tuples"),
+        (compiled, "take_rows", "compiled row gather"),
         (compiled, "scatter_along_axis", "compiled element scatter"),
     ):
         run = getattr(owner, name)

@@ -385,7 +385,7 @@ def test_torch_row_gather_on_each_path(
 
     monkeypatch.setattr(_torch, "NUMPY_ALLOCATED_MIN_BYTES", numpy_allocated_min_bytes)
     taken, allocated = [], []
-    monkeypatch.setattr(_torch, "_kept_memory", _Spy(_torch._kept_memory, "take_rows", taken))
+    monkeypatch.setattr(_torch, "take_large_rows", _Recorder(_torch.take_large_rows, taken))
     monkeypatch.setattr(_torch, "_numpy_allocated", _Recorder(_torch._numpy_allocated, allocated))
     rng = np.random.default_rng(count)
     operand = values_of(rng, (400, width), "float32" if dtype == "bfloat16" else dtype)

@@ -23,7 +23,7 @@ import types
 import ml_dtypes
 import numpy as np
 import pytest
-from helpers import ROW_SCATTER, map_in_threads
+from helpers import ROW_GATHER, ROW_SCATTER, map_in_threads
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import gather as gather_reference
@@ -552,6 +552,139 @@ def test_row_writes_ask_ahead_from_their_size_through_every_entry_point(monkeypa
     assert asked == [0]
     np.add.at(column, rows[:, 0], values)
     np.testing.assert_array_equal(result, column)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "shape"),
+    [("uint8", (9, 300)), ("<f4", (9, 64)), (">f8", (9, 40)), ("complex128", (9, 20)),
+     ("bfloat16", (9, 160)), ("float8_e4m3fn", (9, 300)), ("<f4", (9, 2, 40))],
+)  # fmt: skip
+def test_row_gather_kernel_reads_what_numpy_take_reads(monkeypatch, dtype, shape):
+    """The compiled row gather (any table bound lowered) on every element size, byte
+    order and extension dtype, rows of any shape and integer dtype, counted from the end
+    or clipped as NumPy's ``take`` does: the same bytes and dtype; in ``"raise"`` mode a
+    row outside is NumPy's error, at the first one; a table viewed at an odd address
+    reads by narrower words. It declines what it does not take."""
+    monkeypatch.setattr(kernels, "PREFETCH_MIN_BYTES", 0)
+    rng = np.random.default_rng(36)
+    table = (rng.standard_normal(shape) * 8).astype(as_dtype(dtype))
+    n = shape[0]
+    for rows in (rng.integers(-n, n, 17), rng.integers(-n, n, (3, 4)).astype(np.int16)):
+        for mode, low, high in (("raise", -n, n), ("clip", -3 * n, 3 * n)):
+            rows = np.clip(rows, low, high - 1) if mode == "raise" else rows * 3
+            taken = kernels.take_rows(table, rows, mode)
+            expected = table.take(rows, axis=0, mode=mode)
+            assert taken.dtype == table.dtype and taken.shape == expected.shape
+            assert taken.tobytes() == expected.tobytes()
+    rows = np.array([0, -n, n - 1, n, -n - 1])
+    with pytest.raises(IndexError, match=f"^index {n} is out of bounds for axis 0 with size {n}$"):
+        kernels.take_rows(table, rows, "raise")
+    memory = np.zeros(table.nbytes + 1, np.uint8)
+    odd = memory[1:].view(table.dtype).reshape(shape)  # (one byte past an aligned address)
+    odd[...] = table
+    assert kernels.take_rows(odd, rows[:3], "raise").tobytes() == table[rows[:3]].tobytes()
+    narrow = np.ascontiguousarray(table.reshape(n, -1)[:, : 255 // table.itemsize])
+    for declined_table, declined_rows in (
+        (table[:, ::-1], rows[:3]),  # not C-contiguous
+        (table, rows[:3].astype(np.uint64)),
+        (narrow, rows[:3]),  # rows under 256 bytes
+        (np.zeros((9, 64), object), rows[:3]),
+        (table[:0], rows[:0]),
+    ):
+        assert kernels.take_rows(declined_table, declined_rows, "raise") is None
+    monkeypatch.setattr(kernels, "PREFETCH_MIN_BYTES", table.nbytes + 1)
+    assert kernels.take_rows(table, rows[:3], "raise") is None
+
+
+def test_row_gather_on_threads_reads_one_threads_bytes_and_names_the_first_row_outside(
+    monkeypatch,
+):
+    """The row gather split among three threads by ranges of its output: the bytes of
+    one thread's read; with rows outside in two shares, the error names the first."""
+    from indexops._backends import _threads
+
+    monkeypatch.setattr(_threads, "THREAD_MIN_ELEMENTS", 1)
+    monkeypatch.setattr(kernels, "PREFETCH_MIN_BYTES", 0)
+    rng = np.random.default_rng(38)
+    table = rng.standard_normal((50, 64))
+    rows = rng.integers(-50, 50, 300)
+    indexops.set_host_threads(3)
+    try:
+        for mode in ("clip", "raise"):
+            expected = table.take(rows, 0, mode=mode).tobytes()
+            assert kernels.take_rows(table, rows, mode).tobytes() == expected
+        rows[[250, 120]] = 50, -51  # in the third share and the second
+        with pytest.raises(IndexError, match=r"^index -51 is out"):
+            kernels.take_rows(table, rows, "raise")
+    finally:
+        indexops.set_host_threads(None)
+
+
+@pytest.mark.parametrize(
+    "library", ["numpy", pytest.param("torch", marks=pytest.mark.backends("torch"))]
+)
+def test_row_gathers_take_the_kernel_from_their_size_through_every_entry_point(
+    monkeypatch, library
+):
+    """A large row read from a table of :data:`PREFETCH_MIN_BYTES` or more, of rows of
+    :data:`ROW_GATHER_MIN_BYTES` or more, is the compiled row gather's, a table a row
+    smaller or of narrower rows NumPy's take, through the core gather (clip and
+    ``promise_in_bounds``), ``at``'s get and ONNX's Gather: each result NumPy's
+    ``take``, in the table's dtype, from eight Python threads at once too; a row
+    outside is clamped by ``at`` as without the kernel and named by ONNX's Gather."""
+    taken: list[bool] = []
+    take_rows = kernels.take_rows
+
+    def spy(*args):
+        result = take_rows(*args)
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(kernels, "take_rows", spy)
+    convert, back = (lambda a: a), np.asarray
+    if library == "torch":
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # (on more, torch's own index_select)
+        convert, back = torch.from_numpy, lambda t: t.numpy()
+    rng = np.random.default_rng(37)
+    bound = kernels.PREFETCH_MIN_BYTES // kernels.ROW_GATHER_MIN_BYTES
+    try:
+        for n, width, kernel in ((bound, 64, True), (bound - 1, 64, False), (bound, 63, False)):
+            table = rng.standard_normal((n, width)).astype(np.float32)
+            rows = rng.integers(-n, n, 2048)
+            expected = table.take(rows, axis=0)
+            t, t_rows = convert(table), convert(rows)
+            inside = convert(rows % n)[:, None]
+            attributes = {**ROW_GATHER, "slice_sizes": (1, width)}
+            calls = (
+                (indexops.gather, (t, inside), {**attributes, "mode": "clip"}),
+                (indexops.gather, (t, inside), {**attributes, "mode": "promise_in_bounds"}),
+                (lambda x, i: indexops.at(x)[i].get(), (t, t_rows), {}),
+                (onnx.gather, (t, t_rows), {"axis": 0}),
+            )
+            for call, args, kwargs in calls:
+                taken.clear()
+                result = back(call(*args, **kwargs))
+                assert result.dtype == np.float32
+                np.testing.assert_array_equal(result, expected)
+                assert any(taken) is kernel
+            past = rows.copy()
+            past[1000] = n
+            with without_kernels():
+                clamped = back(indexops.at(t)[convert(past)].get())
+            np.testing.assert_array_equal(back(indexops.at(t)[convert(past)].get()), clamped)
+            with pytest.raises(ValueError, match=r"indices\[1000\]"):
+                onnx.gather(t, convert(past), axis=0)
+            reads = [(t, t_rows)] * 8
+            results = map_in_threads(
+                lambda read: back(indexops.at(read[0])[read[1]].get()), reads, 8
+            )
+            assert all(np.array_equal(r, expected) for r in results)
+    finally:
+        if library == "torch":
+            torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("index_dtype", ["int64", "int32", "uint8", "int16"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextvars
 import math
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -309,6 +309,29 @@ KERNELS_OFF: contextvars.ContextVar[bool] = contextvars.ContextVar(
 # on a thread: ``_loader.py``) and each loop on its first call: small calls keep the
 # library's own calls and never start that load.
 KERNEL_MIN_ELEMENTS = 2**10
+
+
+# Row takes of a signature of this many elements or more go through
+# :func:`take_large_rows`, which tests each call's arrays (0.2-0.6 us that small calls do
+# not pay): the compiled row gather declines the tables and rows too small for it to pay.
+LARGE_ROW_TAKE_MIN_ELEMENTS = 2**16
+
+
+def takes_large_rows(elements: int) -> bool:
+    """Whether a signature's row takes of ``elements`` elements go through
+    :func:`take_large_rows`: the compiled row gather's size, or kept memory's."""
+    return elements >= LARGE_ROW_TAKE_MIN_ELEMENTS or _kept_memory.may_keep(elements)
+
+
+def take_large_rows(table: Array, rows: Array, mode: Literal["raise", "clip"]) -> Array:
+    """``table.take(rows, axis=0, mode=mode)`` of NumPy arrays, for a large read: by the
+    compiled row gather where it takes them (``_kernels.take_rows``: large tables of
+    wide rows), else by NumPy's ``take``, into kept memory where the result is large
+    (:func:`_kept_memory.take_rows`). A row outside raises NumPy's :class:`IndexError`
+    where ``mode`` is ``"raise"``."""
+    loaded = kernels()
+    taken = None if loaded is None else loaded.take_rows(table, rows, mode)
+    return _kept_memory.take_rows(table, rows, mode) if taken is None else taken
 
 
 def kernels() -> ModuleType | None:

@@ -29,6 +29,8 @@ from ._host import (
     kernels_expected,
     quiet_arithmetic,
     rows_increase,
+    take_large_rows,
+    takes_large_rows,
     zero_rows,
 )
 
@@ -176,24 +178,24 @@ class NumpyBackend(HostKernels):
         # 2 us of the 5 of an 8-row gather)
         return table.take(rows, axis=0, mode="clip")  # (the method: np.take wraps it)
 
-    # A signature whose takes may make a result of kept memory's size takes rows through
-    # _kept_memory.take_rows, which tests each call's size: 0.2-0.6 us that small calls
-    # do not pay (benchmarks/README.md, "Issue 33: large results into kept memory")
+    # A signature of large takes takes rows through take_large_rows (the compiled row
+    # gather, kept memory), which tests each call's arrays: 0.2-0.6 us that small calls do
+    # not pay (benchmarks/README.md, "Issue 33: large results into kept memory")
 
     def clipped_row_take(self, elements: int) -> Callable[[Array, Array], Array]:
-        if not _kept_memory.may_keep(elements):
+        if not takes_large_rows(elements):
             return self.take_rows_clipped
-        return functools.partial(_kept_memory.take_rows, mode="clip")
+        return functools.partial(take_large_rows, mode="clip")
 
     def row_take(self, elements: int) -> Callable[[Array, Array], Array]:
-        if not _kept_memory.may_keep(elements):
+        if not takes_large_rows(elements):
             return self.take_rows
-        return functools.partial(_kept_memory.take_rows, mode="raise")
+        return functools.partial(take_large_rows, mode="raise")
 
     def checked_row_take(self, elements: int) -> Callable[..., Array | None] | None:
-        if not _kept_memory.may_keep(elements):
+        if not takes_large_rows(elements):
             return None
-        return functools.partial(self.take_rows_checked, take=_kept_memory.take_rows)
+        return functools.partial(self.take_rows_checked, take=take_large_rows)
 
     def element_combines(self, count: int) -> frozenset[Named | None]:
         """Where :meth:`takes_elements`: replace, min and max (the kernels' pass gives

@@ -32,6 +32,7 @@ from ._host import (
     list_in_range,
     pairs_pass,
     rows_increase,
+    take_large_rows,
     zero_rows,
 )
 from ._signed_zeros import MIN_MAX
@@ -413,9 +414,9 @@ class TorchBackend(HostKernels):
 
     def _take(self, table: Array, rows: Array, mode: Literal["raise", "clip"]) -> Array:
         """Above the parallel grain on the host (no autograd): on one thread NumPy's
-        ``take`` on shared memory, a large result into kept memory
-        (``_kept_memory.take_rows``; where NumPy can view the tensors: no bfloat16, no
-        conjugate or negative bit); on more, ``index_select`` into memory NumPy allocates
+        ``take`` or the compiled row gather on shared memory, a large result into kept
+        memory (``_host.take_large_rows``; where NumPy can view the tensors: no bfloat16,
+        no conjugate or negative bit); on more, ``index_select`` into memory NumPy allocates
         for big results. Else ``index_select``, of clamped rows for ``mode="clip"``
         but where :meth:`few_in_range` shows them in range (1 us; a clamp costs 2.7)."""
         signed = _BITS_OF.get(table.dtype)
@@ -431,7 +432,7 @@ class TorchBackend(HostKernels):
         ):
             if torch.get_num_threads() == 1:
                 try:
-                    taken = _kept_memory.take_rows(table.numpy(), rows.numpy(), mode)
+                    taken = take_large_rows(table.numpy(), rows.numpy(), mode)
                     return torch.from_numpy(taken)
                 except (TypeError, RuntimeError):  # a dtype or view NumPy cannot share
                     pass
