@@ -303,6 +303,7 @@ def spy_kernels(routes: collections.Counter[str]) -> None:
     compiled.STREAM_MIN_BYTES = 2**10  # the second shape's element gathers stream
     compiled.PREFETCH_MIN_BYTES = 2**10  # the larger tables' row writes ask for rows ahead
     _host.LARGE_ROW_TAKE_MIN_ELEMENTS = 0  # (and their wide rows are read by the row gather)
+    compiled.ROW_GATHER_MIN_RESULT_BYTES = 0
     indexops.set_host_threads(2)
     copied_whole = compiled._copied_whole
 

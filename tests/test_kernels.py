@@ -566,6 +566,7 @@ def test_row_gather_kernel_reads_what_numpy_take_reads(monkeypatch, dtype, shape
     row outside is NumPy's error, at the first one; a table viewed at an odd address
     reads by narrower words. It declines what it does not take."""
     monkeypatch.setattr(kernels, "PREFETCH_MIN_BYTES", 0)
+    monkeypatch.setattr(kernels, "ROW_GATHER_MIN_RESULT_BYTES", 0)
     rng = np.random.default_rng(36)
     table = (rng.standard_normal(shape) * 8).astype(as_dtype(dtype))
     n = shape[0]
@@ -592,8 +593,12 @@ def test_row_gather_kernel_reads_what_numpy_take_reads(monkeypatch, dtype, shape
         (table[:0], rows[:0]),
     ):
         assert kernels.take_rows(declined_table, declined_rows, "raise") is None
+    inside = rows[[0, 1, 2, 2]]
+    monkeypatch.setattr(kernels, "ROW_GATHER_MIN_RESULT_BYTES", table[inside].nbytes)
+    assert kernels.take_rows(table, inside[:3], "raise") is None
+    assert kernels.take_rows(table, inside, "raise").tobytes() == table[inside].tobytes()
     monkeypatch.setattr(kernels, "PREFETCH_MIN_BYTES", table.nbytes + 1)
-    assert kernels.take_rows(table, rows[:3], "raise") is None
+    assert kernels.take_rows(table, inside, "raise") is None
 
 
 def test_row_gather_on_threads_reads_one_threads_bytes_and_names_the_first_row_outside(
@@ -605,6 +610,7 @@ def test_row_gather_on_threads_reads_one_threads_bytes_and_names_the_first_row_o
 
     monkeypatch.setattr(_threads, "THREAD_MIN_ELEMENTS", 1)
     monkeypatch.setattr(kernels, "PREFETCH_MIN_BYTES", 0)
+    monkeypatch.setattr(kernels, "ROW_GATHER_MIN_RESULT_BYTES", 0)
     rng = np.random.default_rng(38)
     table = rng.standard_normal((50, 64))
     rows = rng.integers(-50, 50, 300)
@@ -626,9 +632,10 @@ def test_row_gather_on_threads_reads_one_threads_bytes_and_names_the_first_row_o
 def test_row_gathers_take_the_kernel_from_their_size_through_every_entry_point(
     monkeypatch, library
 ):
-    """A large row read from a table of :data:`PREFETCH_MIN_BYTES` or more, of rows of
-    :data:`ROW_GATHER_MIN_BYTES` or more, is the compiled row gather's, a table a row
-    smaller or of narrower rows NumPy's take, through the core gather (clip and
+    """A row read of :data:`ROW_GATHER_MIN_RESULT_BYTES` or more from a table of
+    :data:`PREFETCH_MIN_BYTES` or more, of rows of :data:`ROW_GATHER_MIN_BYTES` or more,
+    is the compiled row gather's; a table a row smaller, narrower rows or a row fewer
+    read NumPy's take, through the core gather (clip and
     ``promise_in_bounds``), ``at``'s get and ONNX's Gather: each result NumPy's
     ``take``, in the table's dtype, from eight Python threads at once too; a row
     outside is clamped by ``at`` as without the kernel and named by ONNX's Gather."""
@@ -651,9 +658,15 @@ def test_row_gathers_take_the_kernel_from_their_size_through_every_entry_point(
     rng = np.random.default_rng(37)
     bound = kernels.PREFETCH_MIN_BYTES // kernels.ROW_GATHER_MIN_BYTES
     try:
-        for n, width, kernel in ((bound, 64, True), (bound - 1, 64, False), (bound, 63, False)):
+        read = kernels.ROW_GATHER_MIN_RESULT_BYTES // kernels.ROW_GATHER_MIN_BYTES
+        for n, width, count, kernel in (
+            (bound, 64, read, True),
+            (bound - 1, 64, read, False),
+            (bound, 63, read + 9, False),
+            (bound, 64, read - 1, False),
+        ):
             table = rng.standard_normal((n, width)).astype(np.float32)
-            rows = rng.integers(-n, n, 2048)
+            rows = rng.integers(-n, n, count)
             expected = table.take(rows, axis=0)
             t, t_rows = convert(table), convert(rows)
             inside = convert(rows % n)[:, None]

@@ -313,8 +313,10 @@ KERNEL_MIN_ELEMENTS = 2**10
 
 # Row takes of a signature of this many elements or more go through
 # :func:`take_large_rows`, which tests each call's arrays (0.2-0.6 us that small calls do
-# not pay): the compiled row gather declines the tables and rows too small for it to pay.
-LARGE_ROW_TAKE_MIN_ELEMENTS = 2**16
+# not pay): the fewest elements of a result of the compiled row gather's least size
+# (``_kernels.ROW_GATHER_MIN_RESULT_BYTES``, 8 MiB, of elements of 16 bytes), which
+# declines the tables, rows and results too small for it to pay.
+LARGE_ROW_TAKE_MIN_ELEMENTS = 2**19
 
 
 def takes_large_rows(elements: int) -> bool:

@@ -1393,12 +1393,15 @@ def take_along_axis(
     return out, stops[0] if stops else -1
 
 
-# Rows of this many bytes or more, from tables of PREFETCH_MIN_BYTES or more, are read by
-# the compiled row gather, which asks for each row 16 ahead: 0.64-0.88 of NumPy's take
-# for rows of 256 bytes to 1 KiB from tables of 16-256 MiB. Narrower rows NumPy's take
-# reads faster (1.0-1.4x for rows of 32-128 bytes), and rows from a table in the cache
-# gain nothing (benchmarks/README.md, "Issue 33: row writes ask for their rows ahead").
+# Rows of ROW_GATHER_MIN_BYTES or more, from tables of PREFETCH_MIN_BYTES or more, into
+# results of ROW_GATHER_MIN_RESULT_BYTES or more, are read by the compiled row gather,
+# which asks for each row 16 ahead: 0.72-0.94 of NumPy's take on one thread for rows of
+# 256 bytes to 1 KiB from tables of 32-128 MiB, 0.51-0.58 on two. NumPy's take reads
+# narrower rows faster (1.0-1.4x for rows of 32-128 bytes), and smaller results, whose
+# reads wait less on memory (1.0-1.4x for results of 1-4 MiB) (benchmarks/README.md,
+# "Issue 33: rows asked for ahead").
 ROW_GATHER_MIN_BYTES = 256
+ROW_GATHER_MIN_RESULT_BYTES = 2**23
 
 
 def take_rows(table: Array, rows: Array, mode: str) -> Array | None:
@@ -1407,13 +1410,15 @@ def take_rows(table: Array, rows: Array, mode: str) -> Array | None:
     :class:`IndexError` for a row outside where ``mode`` is ``"raise"``, once the pass
     has stopped there (the result is dropped). ``None`` where the pass does not pay or
     take these arrays: a table of no rows, not C-contiguous, of Python objects, under
-    :data:`PREFETCH_MIN_BYTES` or of rows under :data:`ROW_GATHER_MIN_BYTES`; rows of
-    uint64 or not integers."""
+    :data:`PREFETCH_MIN_BYTES` or of rows under :data:`ROW_GATHER_MIN_BYTES`; a result
+    under :data:`ROW_GATHER_MIN_RESULT_BYTES`; rows of uint64 or not integers."""
     n = table.shape[0] if table.ndim else 0
     if n == 0 or table.nbytes < PREFETCH_MIN_BYTES or table.dtype.hasobject:
         return None
     row_bytes = table.nbytes // n
-    if row_bytes < ROW_GATHER_MIN_BYTES or not table.flags.c_contiguous:
+    if row_bytes < ROW_GATHER_MIN_BYTES or rows.size * row_bytes < ROW_GATHER_MIN_RESULT_BYTES:
+        return None
+    if not table.flags.c_contiguous:
         return None
     numbers = _int64(rows)
     if numbers is None:
