@@ -34,7 +34,7 @@ import indexops
 from indexops._backends import _host, _kept_memory
 from indexops._validate.combiners import Named
 
-from .interleaved import medians
+from .interleaved import medians, with_setting
 
 NEVER = 2**62
 
@@ -51,16 +51,11 @@ def forms(kernels: Any, mib: int, width: int) -> dict[str, Callable[[], object]]
         "kernel": lambda: kernels.apply_rows(table, where, values, Named.ADD),
         "at": lambda: indexops.at(table)[where].add(values),
     }
-    found: dict[str, Callable[[], object]] = {}
-    for entry, call in calls.items():
-        for how, bound in (("ahead", 0), ("plain", NEVER)):
-
-            def timed(call: Callable[[], Any] = call, bound: int = bound) -> object:
-                kernels.PREFETCH_MIN_BYTES = bound
-                return call()
-
-            found[f"{entry} {how}"] = timed
-    return found
+    return {
+        f"{entry} {how}": with_setting(kernels, "PREFETCH_MIN_BYTES", bound, call)
+        for entry, call in calls.items()
+        for how, bound in (("ahead", 0), ("plain", NEVER))
+    }
 
 
 def reads(kernels: Any, mib: int, width: int) -> dict[str, Callable[[], object]]:

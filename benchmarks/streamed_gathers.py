@@ -27,7 +27,7 @@ from indexops._backends import _host
 
 from .element_paths import GATHER as ELEMENT_GATHER
 from .element_paths import WIDTH
-from .interleaved import medians
+from .interleaved import medians, with_setting
 
 NEVER = 2**62
 
@@ -45,17 +45,10 @@ def forms(kernels: Any, rows: int) -> dict[str, Callable[[], object]]:
     found: dict[str, Callable[[], object]] = {}
     for entry, call in calls.items():
         for how, bound in (("streamed", 0), ("stored", NEVER)):
-
-            def alone(call: Callable[[], Any] = call, bound: int = bound) -> object:
-                kernels.STREAM_MIN_BYTES = bound
-                return call()
-
-            def read(call: Callable[[], Any] = call, bound: int = bound) -> object:
-                kernels.STREAM_MIN_BYTES = bound
-                return call().sum()
-
-            found[f"{entry} {how}"] = alone
-            found[f"{entry} {how} + read"] = read
+            found[f"{entry} {how}"] = with_setting(kernels, "STREAM_MIN_BYTES", bound, call)
+            found[f"{entry} {how} + read"] = with_setting(
+                kernels, "STREAM_MIN_BYTES", bound, lambda call=call: call().sum()
+            )
     return found
 
 
