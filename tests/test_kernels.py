@@ -634,8 +634,9 @@ def test_row_gathers_take_the_kernel_from_their_size_through_every_entry_point(
 ):
     """A row read of :data:`ROW_GATHER_MIN_RESULT_BYTES` or more from a table of
     :data:`PREFETCH_MIN_BYTES` or more, of rows of :data:`ROW_GATHER_MIN_BYTES` or more,
-    is the compiled row gather's; a table a row smaller, narrower rows or a row fewer
-    read NumPy's take, through the core gather (clip and
+    (or narrower, read on two threads) is the compiled row gather's; a table a row
+    smaller, narrower rows on one thread or a row fewer read NumPy's take, through the
+    core gather (clip and
     ``promise_in_bounds``), ``at``'s get and ONNX's Gather: each result NumPy's
     ``take``, in the table's dtype, from eight Python threads at once too; a row
     outside is clamped by ``at`` as without the kernel and named by ONNX's Gather."""
@@ -659,12 +660,17 @@ def test_row_gathers_take_the_kernel_from_their_size_through_every_entry_point(
     bound = kernels.PREFETCH_MIN_BYTES // kernels.ROW_GATHER_MIN_BYTES
     try:
         read = kernels.ROW_GATHER_MIN_RESULT_BYTES // kernels.ROW_GATHER_MIN_BYTES
-        for n, width, count, kernel in (
-            (bound, 64, read, True),
-            (bound - 1, 64, read, False),
-            (bound, 63, read + 9, False),
-            (bound, 64, read - 1, False),
+        # rows of 63: a table and a read at their bounds
+        narrow = -(-kernels.PREFETCH_MIN_BYTES // 252)
+        narrow_read = -(-kernels.ROW_GATHER_MIN_RESULT_BYTES // 252)
+        for n, width, count, host_threads, kernel in (
+            (bound, 64, read, 1, True),
+            (bound - 1, 64, read, 1, False),
+            (narrow, 63, narrow_read, 1, False),
+            (narrow, 63, narrow_read, 2, True),  # narrower rows, read on two threads
+            (bound, 64, read - 1, 1, False),
         ):
+            indexops.set_host_threads(host_threads)
             table = rng.standard_normal((n, width)).astype(np.float32)
             rows = rng.integers(-n, n, count)
             expected = table.take(rows, axis=0)
@@ -696,6 +702,7 @@ def test_row_gathers_take_the_kernel_from_their_size_through_every_entry_point(
             )
             assert all(np.array_equal(r, expected) for r in results)
     finally:
+        indexops.set_host_threads(None)
         if library == "torch":
             torch.set_num_threads(threads)
 

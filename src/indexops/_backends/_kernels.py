@@ -1393,12 +1393,13 @@ def take_along_axis(
     return out, stops[0] if stops else -1
 
 
-# Rows of ROW_GATHER_MIN_BYTES or more, from tables of PREFETCH_MIN_BYTES or more, into
-# results of ROW_GATHER_MIN_RESULT_BYTES or more, are read by the compiled row gather,
-# which asks for each row 16 ahead: 0.72-0.94 of NumPy's take on one thread for rows of
-# 256 bytes to 1 KiB from tables of 32-128 MiB, 0.51-0.58 on two. NumPy's take reads
-# narrower rows faster (1.0-1.4x for rows of 32-128 bytes), and smaller results, whose
-# reads wait less on memory (1.0-1.4x for results of 1-4 MiB) (benchmarks/README.md,
+# Reads from tables of PREFETCH_MIN_BYTES or more into results of
+# ROW_GATHER_MIN_RESULT_BYTES or more are the compiled row gather's, which asks for each
+# row 16 ahead, where they split among threads or their rows have ROW_GATHER_MIN_BYTES or
+# more: 0.72-0.94 of NumPy's take on one thread for rows of 256 bytes to 1 KiB from
+# tables of 32-128 MiB, and 0.50-0.73 on two threads for rows of 4 bytes to 1 KiB. On one
+# thread NumPy's take reads narrower rows faster (1.0-1.4x), and smaller results, whose
+# reads wait less on memory (1.0-1.5x for results of 1-4 MiB) (benchmarks/README.md,
 # "Issue 33: rows asked for ahead").
 ROW_GATHER_MIN_BYTES = 256
 ROW_GATHER_MIN_RESULT_BYTES = 2**23
@@ -1409,16 +1410,18 @@ def take_rows(table: Array, rows: Array, mode: str) -> Array | None:
     by one compiled pass (:func:`_take_rows`), into kept memory where large: NumPy's
     :class:`IndexError` for a row outside where ``mode`` is ``"raise"``, once the pass
     has stopped there (the result is dropped). ``None`` where the pass does not pay or
-    take these arrays: a table of no rows, not C-contiguous, of Python objects, under
-    :data:`PREFETCH_MIN_BYTES` or of rows under :data:`ROW_GATHER_MIN_BYTES`; a result
-    under :data:`ROW_GATHER_MIN_RESULT_BYTES`; rows of uint64 or not integers."""
+    take these arrays: a table of no rows, not C-contiguous, of Python objects or under
+    :data:`PREFETCH_MIN_BYTES`; a result under :data:`ROW_GATHER_MIN_RESULT_BYTES`; rows
+    under :data:`ROW_GATHER_MIN_BYTES` read on one thread; rows of uint64 or not
+    integers."""
     n = table.shape[0] if table.ndim else 0
     if n == 0 or table.nbytes < PREFETCH_MIN_BYTES or table.dtype.hasobject:
         return None
     row_bytes = table.nbytes // n
-    if row_bytes < ROW_GATHER_MIN_BYTES or rows.size * row_bytes < ROW_GATHER_MIN_RESULT_BYTES:
+    if rows.size * row_bytes < ROW_GATHER_MIN_RESULT_BYTES or not table.flags.c_contiguous:
         return None
-    if not table.flags.c_contiguous:
+    threads = threads_for(rows.size * (row_bytes // table.itemsize), "gather")
+    if row_bytes < ROW_GATHER_MIN_BYTES and threads == 1:
         return None
     numbers = _int64(rows)
     if numbers is None:
@@ -1434,7 +1437,7 @@ def take_rows(table: Array, rows: Array, mode: str) -> Array | None:
         return int(_take_rows(source, numbers, written, clip, PREFETCH_AHEAD, lo, hi))
 
     # the shares are in the output's order: the first that stopped holds the first row
-    stops = [bad for bad in run_parts(share, count, threads_for(out.size, "gather")) if bad >= 0]
+    stops = [bad for bad in run_parts(share, count, threads) if bad >= 0]
     if stops:
         raise index_out_of_bounds(numbers[stops[0]], 0, n)
     return out
@@ -1511,8 +1514,9 @@ def common_signatures() -> list[tuple[Any, tuple[Any, ...]]]:
             found.append((_PAIR_KERNELS[combiner], (table, tuples, tuples, table)))
             found.append((_TUPLE_KERNELS[combiner], (table, tuples, rows, table, i64)))
             found.append((_ALONG_KERNELS[combiner], (cube, _array("i8", 3), cube, flag, i64)))
-    words = _array("u8", 2)
-    found.append((_take_rows, (words, _array("i8", 1), words, flag, i64, i64, i64)))
+    for word in ("u8", "u4"):  # (rows of a multiple of 8 bytes; of 4: float32 vectors)
+        words = _array(word, 2)
+        found.append((_take_rows, (words, _array("i8", 1), words, flag, i64, i64, i64)))
     for index in ("i8", "i4"):
         found += [(_counting_up, (_array(index, 1),)), (_largest_unsigned, (_array(index, 1),))]
     found.append((_first_stop, (_array("i8", 1), i64, i64, i64)))  # (the element scatter's)
