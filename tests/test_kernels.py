@@ -503,8 +503,9 @@ ROW_ADD = {**ROW_SCATTER, "update_computation": "add"}
 def test_row_writes_ask_ahead_from_their_size_through_every_entry_point(monkeypatch, library):
     """A row write into a table of :data:`PREFETCH_MIN_BYTES` or more asks for its rows
     ahead, into a smaller one or one of single elements not, through the core scatter,
-    ``at``'s add, ONNX's ScatterND and ``scatter_update`` (in place): each result NumPy's
-    ``np.add.at`` or assignment, the input's dtype kept."""
+    ``at``'s add, ONNX's ScatterND (its rows the dims after the index depth: 1-D data,
+    and 2-D data at depth 2, are single elements) and ``scatter_update`` (in place):
+    each result NumPy's ``np.add.at`` or assignment, the input's dtype kept."""
     monkeypatch.setattr(_host, "KERNEL_MIN_ELEMENTS", 0)
     asked: list[int] = []
     ahead_of = kernels._prefetch_ahead
@@ -545,6 +546,25 @@ def test_row_writes_ask_ahead_from_their_size_through_every_entry_point(monkeypa
             assert result.dtype == np.float32
             np.testing.assert_array_equal(result, expected)
         assert back(t).tobytes() == table.tobytes()
+    for shape, depth, ahead in (
+        ((bound * 64,), 1, 0),
+        ((bound, 64), 2, 0),
+        ((bound, 1, 64), 1, 16),
+    ):
+        data = np.zeros(shape, np.float32)  # (ScatterND's rows: the dims after depth)
+        indices = rng.integers(0, 9, (5, depth))
+        asked.clear()
+        result = back(
+            onnx.scatter_nd(
+                convert(data),
+                convert(indices),
+                convert(np.ones((5, *shape[depth:]), np.float32)),
+                reduction="add",
+            )
+        )
+        assert asked == [ahead]
+        np.add.at(data, tuple(indices.T), 1.0)
+        np.testing.assert_array_equal(result, data)
     column = rng.standard_normal((bound * 64, 1)).astype(np.float32)  # single elements
     rows, values = rng.integers(0, bound * 64, (300, 1)), np.ones((300, 1), np.float32)
     asked.clear()

@@ -327,8 +327,8 @@ def takes_large_rows(elements: int) -> bool:
 
 def take_large_rows(table: Array, rows: Array, mode: Literal["raise", "clip"]) -> Array:
     """``table.take(rows, axis=0, mode=mode)`` of NumPy arrays, for a large read: by the
-    compiled row gather where it takes them (``_kernels.take_rows``: large tables of
-    wide rows), else by NumPy's ``take``, into kept memory where the result is large
+    compiled row gather where it takes them (``_kernels.take_rows``: large reads of large
+    tables), else by NumPy's ``take``, into kept memory where the result is large
     (:func:`_kept_memory.take_rows`). A row outside raises NumPy's :class:`IndexError`
     where ``mode`` is ``"raise"``."""
     loaded = kernels()

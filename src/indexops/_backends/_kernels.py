@@ -1277,12 +1277,13 @@ def scatter_tuples(
     rows, width = math.prod(data.shape[:depth]), math.prod(data.shape[depth:])
     out = _kept_memory.copy(data, order="C")
     indices, values = _read_first(None, indices, values)  # (out is new: nothing shared)
+    table = out.reshape(rows, width).view(kind)
     bad = _TUPLE_KERNELS[how](
-        out.reshape(rows, width).view(kind),
+        table,
         np.ascontiguousarray(indices).reshape(count, depth),
         np.array(data.shape[:depth], dtype=np.int64),
         np.ascontiguousarray(values).reshape(count, width).view(kind),
-        _prefetch_ahead(out),
+        _prefetch_ahead(table),
     )
     return out, int(bad)
 
