@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import math
 import os
 import subprocess
 import sys
@@ -577,7 +578,8 @@ def test_row_writes_ask_ahead_from_their_size_through_every_entry_point(monkeypa
 @pytest.mark.parametrize(
     ("dtype", "shape"),
     [("uint8", (9, 300)), ("<f4", (9, 64)), (">f8", (9, 40)), ("complex128", (9, 20)),
-     ("bfloat16", (9, 160)), ("float8_e4m3fn", (9, 300)), ("<f4", (9, 2, 40))],
+     ("bfloat16", (9, 160)), ("float8_e4m3fn", (9, 300)), ("<f4", (9, 2, 40)),
+     ("<U3", (9, 64)), ("V5", (9, 100)), ("S10", (9, 30))],
 )  # fmt: skip
 def test_row_gather_kernel_reads_what_numpy_take_reads(monkeypatch, dtype, shape):
     """The compiled row gather (any table bound lowered) on every element size, byte
@@ -588,7 +590,11 @@ def test_row_gather_kernel_reads_what_numpy_take_reads(monkeypatch, dtype, shape
     monkeypatch.setattr(kernels, "PREFETCH_MIN_BYTES", 0)
     monkeypatch.setattr(kernels, "ROW_GATHER_MIN_RESULT_BYTES", 0)
     rng = np.random.default_rng(36)
-    table = (rng.standard_normal(shape) * 8).astype(as_dtype(dtype))
+    dtype = as_dtype(dtype)
+    if dtype.kind in "USV":  # (rows of whole words, elements of 12, 5 and 10 bytes)
+        table = np.frombuffer(rng.bytes(math.prod(shape) * dtype.itemsize), dtype).reshape(shape)
+    else:
+        table = (rng.standard_normal(shape) * 8).astype(dtype)
     n = shape[0]
     for rows in (rng.integers(-n, n, 17), rng.integers(-n, n, (3, 4)).astype(np.int16)):
         for mode, low, high in (("raise", -n, n), ("clip", -3 * n, 3 * n)):
@@ -611,6 +617,10 @@ def test_row_gather_kernel_reads_what_numpy_take_reads(monkeypatch, dtype, shape
         (narrow, rows[:3]),  # rows under 256 bytes
         (np.zeros((9, 64), object), rows[:3]),
         (table[:0], rows[:0]),
+        (table, rows[:0]),  # (NumPy's empty result)
+        (table, rows[:0].reshape(0, 3)),
+        (table, rows[0]),  # (a 0-d row: NumPy's scalar)
+        (np.zeros((9, 64), np.dtype([])), rows[:3]),
     ):
         assert kernels.take_rows(declined_table, declined_rows, "raise") is None
     inside = rows[[0, 1, 2, 2]]

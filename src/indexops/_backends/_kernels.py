@@ -1411,15 +1411,17 @@ def take_rows(table: Array, rows: Array, mode: str) -> Array | None:
     by one compiled pass (:func:`_take_rows`), into kept memory where large: NumPy's
     :class:`IndexError` for a row outside where ``mode`` is ``"raise"``, once the pass
     has stopped there (the result is dropped). ``None`` where the pass does not pay or
-    take these arrays: a table of no rows, not C-contiguous, of Python objects or under
-    :data:`PREFETCH_MIN_BYTES`; a result under :data:`ROW_GATHER_MIN_RESULT_BYTES`; rows
-    under :data:`ROW_GATHER_MIN_BYTES` read on one thread; rows of uint64 or not
-    integers."""
+    take these arrays: a table of no rows or empty ones, not C-contiguous, of Python
+    objects or under :data:`PREFETCH_MIN_BYTES`; a result under
+    :data:`ROW_GATHER_MIN_RESULT_BYTES`, or empty; rows under :data:`ROW_GATHER_MIN_BYTES`
+    read on one thread; a 0-d row; rows of uint64 or not integers."""
     n = table.shape[0] if table.ndim else 0
-    if n == 0 or table.nbytes < PREFETCH_MIN_BYTES or table.dtype.hasobject:
-        return None
+    if n == 0 or table.nbytes < PREFETCH_MIN_BYTES or table.dtype.hasobject or rows.ndim == 0:
+        return None  # (a 0-d row reads NumPy's scalar)
     row_bytes = table.nbytes // n
     if rows.size * row_bytes < ROW_GATHER_MIN_RESULT_BYTES or not table.flags.c_contiguous:
+        return None
+    if rows.size == 0 or row_bytes == 0:  # (nothing to read: NumPy's empty result)
         return None
     threads = threads_for(rows.size * (row_bytes // table.itemsize), "gather")
     if row_bytes < ROW_GATHER_MIN_BYTES and threads == 1:
@@ -1427,11 +1429,12 @@ def take_rows(table: Array, rows: Array, mode: str) -> Array | None:
     numbers = _int64(rows)
     if numbers is None:
         return None
-    word = math.gcd(row_bytes, table.ctypes.data, 8)  # (an aligned view: numba's one type)
-    source = table.reshape(n, -1).view(_UNSIGNED[word])
+    # rows as unsigned words (by way of bytes: any element size), aligned: numba's one type
+    word = _UNSIGNED[math.gcd(row_bytes, table.ctypes.data, 8)]
+    source = table.reshape(n, -1).view(np.uint8).view(word)
     out = _kept_memory.empty((*rows.shape, *table.shape[1:]), table.dtype)
     (numbers,) = _read_first(None, np.ascontiguousarray(numbers).reshape(-1))
-    written = out.reshape(numbers.shape[0], -1).view(_UNSIGNED[word])
+    written = out.reshape(numbers.shape[0], -1).view(np.uint8).view(word)
     clip, count = mode == "clip", numbers.shape[0]
 
     def share(lo: int, hi: int) -> int:
