@@ -30,7 +30,7 @@ element gather between every core: :func:`indexops.set_host_threads`). ``--no-st
 stores every element gather's result through the cache (``_kernels.STREAM_MIN_BYTES``
 out of reach: the kernels before "Issue 33: large gathers streamed past the cache").
 ``--no-prefetch`` asks for no row ahead in the row writes (``_kernels.PREFETCH_MIN_BYTES``
-out of reach: the kernels before "Issue 33: row writes ask for their rows ahead").
+out of reach: the kernels before "Issue 33: rows asked for ahead").
 """
 
 from __future__ import annotations

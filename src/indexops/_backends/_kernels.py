@@ -273,10 +273,10 @@ def _ended(found: int, streaming: bool) -> int:
 # asks for the rows of the updates PREFETCH_AHEAD positions ahead before it reaches them
 # (:func:`_prefetch_row`): its loop waits on random rows from memory, a few at a time,
 # and the hint lets those reads overlap. Into tables of 16-64 MiB the loops took
-# 0.49-0.86 of their time for rows of 8-256 bytes; at 8 MiB rows of 8 bytes took up to
-# 1.27x, and into tables in the cache (2-4 MiB) narrow rows took up to 1.8x. Single
-# elements, whose short loop overlaps its reads by itself, took 1.21-1.32x at every size
-# (benchmarks/README.md, "Issue 33: row writes ask for their rows ahead").
+# 0.53-0.96 of their time for rows of 8 bytes to 1 KiB; at 8 MiB rows of 8 bytes took
+# 1.15-1.31x, and into a table in the cache (2 MiB) narrow rows up to 1.8x. Single
+# elements, whose short loop overlaps its reads by itself, took 1.09-1.32x
+# (benchmarks/README.md, "Issue 33: rows asked for ahead").
 PREFETCH_MIN_BYTES = 2**24
 PREFETCH_AHEAD = 16
 # the most cache lines of a row asked for: wider rows stream in by the hardware's own
