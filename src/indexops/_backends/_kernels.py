@@ -1099,11 +1099,11 @@ def put_in_order(out: Array, numbers: Array, values: Array) -> bool:
     rows, column = numbers, np.ascontiguousarray(values).reshape(-1, 1).view(kind)
     if not (rows.flags.writeable and column.flags.writeable):  # (another type to numba)
         rows, column = _read_first(None, rows, column)
-    ahead = _prefetch_ahead(table)
-    bad = _replace_rows(table, rows, column, 0, len(table), False, _CHECKED_STOP, ahead)
+    # (single elements: none asked for ahead, see PREFETCH_MIN_BYTES)
+    bad = _replace_rows(table, rows, column, 0, len(table), False, _CHECKED_STOP, 0)
     if bad == SHARED:  # (a copy of each: read before the write)
         rows, column = np.array(rows, copy=True), np.array(column, copy=True)
-        bad = _replace_rows(table, rows, column, 0, len(table), False, _CHECKED_STOP, ahead)
+        bad = _replace_rows(table, rows, column, 0, len(table), False, _CHECKED_STOP, 0)
     if bad >= 0:
         raise index_out_of_bounds(rows[bad], 0, len(table))
     return True
